@@ -1,0 +1,12 @@
+// Each subcommand lives in its own cli/cmd_*.cpp and registers itself on the root app here.
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace kvbench::cli {
+
+void add_generate_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+void add_grade_command(CLI::App& app);
+
+}  // namespace kvbench::cli

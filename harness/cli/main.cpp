@@ -1,0 +1,37 @@
+// kvbench: KV-cache eviction research harness. Subcommands are defined in cli/cmd_*.cpp.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "common/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "kvbench — reproduce and extend KV-cache eviction experiments (counter-causal surprise, KVpop).\n"
+      "Run `kvbench <command> --help` for the options of one command."};
+  app.require_subcommand(1);
+  bool verbose = false;
+  app.add_flag("-v,--verbose", verbose, "Debug logging");
+  app.parse_complete_callback([&] { spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info); });
+  spdlog::set_pattern("[%H:%M:%S %^%l%$] %v");
+
+  kvbench::cli::add_generate_command(app);
+  kvbench::cli::add_tokenize_command(app);
+  kvbench::cli::add_bench_command(app);
+  kvbench::cli::add_grade_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const kvbench::Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,34 @@
+#include "common/json_file.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "common/error.h"
+
+namespace kvbench {
+
+std::string read_text_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("{}: cannot open file", path.string());
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+json read_json_file(const std::filesystem::path& path) {
+  const std::string text = read_text_file(path);
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    fail("{}: malformed JSON at byte {}: {}", path.string(), e.byte, e.what());
+  }
+}
+
+const json& require_field(const json& object, const std::string& name, const std::filesystem::path& file) {
+  if (!object.is_object()) fail("{}: expected a JSON object holding field \"{}\"", file.string(), name);
+  auto it = object.find(name);
+  if (it == object.end()) fail("{}: missing field \"{}\"", file.string(), name);
+  return *it;
+}
+
+}  // namespace kvbench

