@@ -1,0 +1,61 @@
+// A benchmark: load samples, build the prompt, decide when to stop, extract and grade the answer.
+// A task knows nothing of models or policies; the runner joins them.
+#pragma once
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/chat.h"
+
+namespace kvbench::tasks {
+
+using json = nlohmann::json;
+
+struct Sample {
+  std::string id;  // stable within the dataset (e.g. MATH500 unique_id, "conv-26/q17")
+  json record;     // the fields grading needs (gold answer, options, category, ...); stored with results
+};
+
+struct Prompt {
+  std::string raw;           // the reference implementation's raw prompt (no chat template)
+  Conversation messages;     // chat mode: system + user messages for the model's chat template
+  std::string system_text;   // its token length is the `auto` frozen prefix
+};
+
+struct Grade {
+  std::optional<std::string> pred;  // extracted prediction; nullopt = pred=None
+  double score = 0.0;               // 0..1 (accuracy or F1)
+  json details = json::object();    // task-specific extras (e.g. per-reference F1, category)
+};
+
+struct DecodingDefaults {
+  int max_new_tokens = 256;
+  double temperature = 0.0;  // 0 = greedy
+  double top_p = 1.0;
+  int rollouts = 1;          // multi-rollout tasks report pass@1 as the mean over rollouts
+};
+
+class Task {
+ public:
+  virtual ~Task() = default;
+  virtual std::string name() const = 0;
+  // Path of the dataset relative to a datasets root (e.g. "math500/test.jsonl").
+  virtual std::string default_dataset() const = 0;
+  // Throws kvbench::Error naming the file and record on malformed input.
+  virtual std::vector<Sample> load(const std::filesystem::path& path) const = 0;
+  virtual Prompt prompt(const Sample& sample) const = 0;
+  // Called with the text generated so far; true ends generation early (e.g. a complete \boxed{}).
+  virtual bool should_stop(std::string_view generated) const { return false; }
+  virtual Grade grade(const Sample& sample, std::string_view output) const = 0;
+  virtual DecodingDefaults defaults() const = 0;
+};
+
+// Registry (tasks/registry.cpp): one line per task.
+std::unique_ptr<Task> make_task(const std::string& name);  // throws kvbench::Error for unknown names
+std::vector<std::string> task_names();
+
+}  // namespace kvbench::tasks
