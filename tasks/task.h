@@ -18,6 +18,9 @@ using json = nlohmann::json;
 struct Sample {
   std::string id;  // stable within the dataset (e.g. MATH500 unique_id, "conv-26/q17")
   json record;     // the fields grading needs (gold answer, options, category, ...); stored with results
+  // What prompt() reads (problem text, documents, options). NOT stored with results: some datasets must
+  // not be written out in plain text (GPQA), and long documents need not be copied into every result.
+  json inputs = json::object();
 };
 
 struct Prompt {
@@ -50,6 +53,7 @@ class Task {
   virtual Prompt prompt(const Sample& sample) const = 0;
   // Called with the text generated so far; true ends generation early (e.g. a complete \boxed{}).
   virtual bool should_stop(std::string_view generated) const { return false; }
+  // Reads only sample.id and sample.record, so `kvbench grade` can re-grade stored records.
   virtual Grade grade(const Sample& sample, std::string_view output) const = 0;
   virtual DecodingDefaults defaults() const = 0;
 };
