@@ -111,9 +111,9 @@ std::string Normalizer::apply(std::string_view text) const {
 // ---------------------------------------------------------------- pre-tokenizer
 
 // A PCRE2 pattern compiled for UTF-8 with Unicode properties (\p{L}, \s ... as in HF's Oniguruma).
-class Regex {
+class SplitRegex {
  public:
-  Regex(const std::string& pattern, const Node& where) {
+  SplitRegex(const std::string& pattern, const Node& where) {
     int error = 0;
     PCRE2_SIZE offset = 0;
     code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(), PCRE2_UTF | PCRE2_UCP,
@@ -125,9 +125,9 @@ class Regex {
     }
     pcre2_jit_compile(code_, PCRE2_JIT_COMPLETE);  // without JIT support pcre2_match interprets
   }
-  Regex(const Regex&) = delete;
-  Regex& operator=(const Regex&) = delete;
-  ~Regex() { pcre2_code_free(code_); }
+  SplitRegex(const SplitRegex&) = delete;
+  SplitRegex& operator=(const SplitRegex&) = delete;
+  ~SplitRegex() { pcre2_code_free(code_); }
 
   // Non-overlapping matches as [start, end) byte ranges; `text` must be valid UTF-8.
   std::vector<std::pair<std::size_t, std::size_t>> find_all(std::string_view text) const {
@@ -161,7 +161,7 @@ void PreTokenizer::add(const Node& stage) {
     if (!pattern.has("Regex")) pattern.fail_here("only {\"Regex\": ...} patterns are supported");
     if (stage.at("behavior").string() != "Isolated") stage.at("behavior").fail_here("only \"Isolated\" is supported");
     require_flag(stage, "invert", false);
-    steps_.push_back({Step::Kind::SplitIsolated, std::make_shared<Regex>(pattern.at("Regex").string(), pattern)});
+    steps_.push_back({Step::Kind::SplitIsolated, std::make_shared<SplitRegex>(pattern.at("Regex").string(), pattern)});
   } else if (type == "ByteLevel") {
     require_flag(stage, "add_prefix_space", false);
     require_flag(stage, "use_regex", false);

@@ -25,7 +25,7 @@ class Normalizer {
   std::vector<Step> steps_;
 };
 
-class Regex;
+class SplitRegex;
 
 class PreTokenizer {
  public:
@@ -36,7 +36,7 @@ class PreTokenizer {
  private:
   struct Step {
     enum class Kind { SplitIsolated, ByteLevel } kind;
-    std::shared_ptr<const Regex> regex;
+    std::shared_ptr<const SplitRegex> regex;
   };
   void add(const tokenizer_json::Node& node);
   std::vector<Step> steps_;
