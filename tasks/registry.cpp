@@ -14,6 +14,9 @@ std::unique_ptr<Task> make_hmmt_feb_2025_task();
 std::unique_ptr<Task> make_gpqa_diamond_task();
 std::unique_ptr<Task> make_longhealth_task();
 std::unique_ptr<Task> make_rare_fact_task();
+std::unique_ptr<Task> make_qasper_task();
+std::unique_ptr<Task> make_qasper_longbench_task();
+std::unique_ptr<Task> make_locomo_task();
 
 namespace {
 using Factory = std::function<std::unique_ptr<Task>()>;
@@ -28,6 +31,9 @@ const std::map<std::string, Factory>& factories() {
       {"gpqa-diamond", make_gpqa_diamond_task},
       {"longhealth", make_longhealth_task},
       {"rare-fact", make_rare_fact_task},
+      {"qasper", make_qasper_task},
+      {"qasper-longbench", make_qasper_longbench_task},
+      {"locomo", make_locomo_task},
   };
   return table;
 }
