@@ -23,7 +23,8 @@ using namespace math_detail;
 namespace {
 
 constexpr double kRelativeTolerance = 1e-6;
-constexpr double kZeroTolerance = 1e-9;  // values this small count as zero (left sides of equations)
+constexpr double kAbsoluteTolerance = 1e-12;  // rounding noise around zero: \sin\pi is 1.2e-16
+constexpr double kZeroTolerance = 1e-9;       // an equation's side this small is zero at that point
 
 bool values_close(Value a, Value b) {
   bool a_finite = std::isfinite(a.real()) && std::isfinite(a.imag());
@@ -32,7 +33,7 @@ bool values_close(Value a, Value b) {
     return std::isinf(a.real()) && a.real() == b.real() && a.imag() == 0 && b.imag() == 0;
   }
   double scale = std::max(std::abs(a), std::abs(b));
-  return std::abs(a - b) <= kRelativeTolerance * scale || std::abs(a - b) <= kZeroTolerance * kRelativeTolerance;
+  return std::abs(a - b) <= kRelativeTolerance * scale || std::abs(a - b) <= kAbsoluteTolerance;
 }
 
 // Deterministic, irregular values so that distinct polynomials do not agree by chance.
@@ -124,7 +125,14 @@ struct Answer {
   std::vector<Answer> parts;                       // Union
 };
 
-Answer parse_answer(const std::string& text);
+Answer with_items(Answer::Kind kind, std::vector<std::string> items, char open = 0, char close = 0) {
+  Answer answer;
+  answer.kind = kind;
+  answer.items = std::move(items);
+  answer.open = open;
+  answer.close = close;
+  return answer;
+}
 
 // "a \pm b" becomes a+b and a-b (each \pm or \mp once, left to right).
 std::vector<std::string> expand_plus_minus(const std::string& item) {
@@ -150,13 +158,15 @@ std::vector<std::string> list_items(std::string_view text) {
 // \begin{pmatrix}...\end{pmatrix} (any matrix environment), or an array inside brackets.
 std::optional<Answer> parse_matrix(const std::string& text) {
   static const Regex environment(R"(^\\begin\{([pbvBV]?matrix|array)\}(?:\{[^{}]*\})?(.*)\\end\{\1\}$)");
-  bool bracketed = text.size() > 2 && (text[0] == '[' || text[0] == '(') && matching_bracket(text, 0) == text.size() - 1;
+  bool bracketed =
+      text.size() > 2 && (text[0] == '[' || text[0] == '(') && matching_bracket(text, 0) == text.size() - 1;
   if (bracketed) return parse_matrix(text.substr(1, text.size() - 2));
   if (!environment.search(text)) return std::nullopt;
   std::size_t body_start = text.find('}') + 1;
   if (text.compare(7, 5, "array") == 0) body_start = matching_brace(text, body_start) + 1;
   std::string body = text.substr(body_start, text.rfind("\\end{") - body_start);
-  Answer matrix{Answer::Matrix};
+  Answer matrix;
+  matrix.kind = Answer::Matrix;
   for (std::string& row : split_top_level(body, "\\\\")) {
     if (row.empty()) continue;  // a trailing "\\" before \end
     matrix.rows.push_back(split_top_level(row, "&"));
@@ -166,7 +176,8 @@ std::optional<Answer> parse_matrix(const std::string& text) {
 
 Answer parse_answer(const std::string& text) {
   if (auto parts = split_top_level(text, "\\cup"); parts.size() > 1) {
-    Answer answer{Answer::Union};
+    Answer answer;
+    answer.kind = Answer::Union;
     for (const std::string& part : parts) answer.parts.push_back(parse_answer(part));
     return answer;
   }
@@ -174,15 +185,15 @@ Answer parse_answer(const std::string& text) {
   std::size_t size = text.size();
   if (size >= 4 && text.compare(0, 2, "\\{") == 0 && text.compare(size - 2, 2, "\\}") == 0 &&
       matching_bracket(text, 1) == size - 1)
-    return Answer{Answer::Unordered, 0, 0, list_items(std::string_view(text).substr(2, size - 4))};
+    return with_items(Answer::Unordered, list_items(std::string_view(text).substr(2, size - 4)));
   if (size >= 2 && (text[0] == '(' || text[0] == '[') && (text.back() == ')' || text.back() == ']') &&
       matching_bracket(text, 0) == size - 1) {
     auto items = split_top_level(std::string_view(text).substr(1, size - 2), ",");
-    if (items.size() > 1) return Answer{Answer::Ordered, text[0], text.back(), items};
+    if (items.size() > 1) return with_items(Answer::Ordered, items, text[0], text.back());
   }
   auto items = list_items(text);
-  if (items.size() > 1) return Answer{Answer::Unordered, 0, 0, items};
-  return Answer{Answer::Scalar, 0, 0, {text}};
+  if (items.size() > 1) return with_items(Answer::Unordered, items);
+  return with_items(Answer::Scalar, {text});
 }
 
 bool answers_equal(const Answer& a, const Answer& b);
@@ -235,7 +246,8 @@ bool answers_equal(const Answer& a, const Answer& b) {
 
 bool is_integer_text(std::string_view text) {
   if (!text.empty() && (text[0] == '-' || text[0] == '+')) text.remove_prefix(1);
-  return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
 // "-007" → "-7"; "-0" → "0".

@@ -119,6 +119,15 @@ std::string brace_arguments(std::string_view text) {
   return single_subscript.replace_all(out, "_$1");
 }
 
+// "x = 2+3 = 5" keeps its first and last sides; "\frac13 \approx 0.33" keeps the exact value (as
+// math_verify reads a chain of steps).
+std::string settle_chains(const std::string& text) {
+  std::string exact = split_top_level(text, "\\approx").front();
+  auto sides = split_top_level(exact, "=");
+  if (sides.size() <= 2) return exact;
+  return sides.front() + "=" + sides.back();
+}
+
 std::string strip_enclosing_braces(std::string text) {
   while (text.size() >= 2 && text.front() == '{' && matching_brace(text, 0) == text.size() - 1)
     text = text.substr(1, text.size() - 2);
@@ -159,7 +168,7 @@ std::string clean_math_answer(std::string_view latex) {
   text = drop_typesetting(text);
   text = drop_plain_units(trim(resolve_text_groups(text)));
   text = brace_arguments(drop_spaces(text));
-  text = strip_enclosing_braces(text);
+  text = settle_chains(strip_enclosing_braces(text));
   while (!text.empty() && (text.back() == '.' || text.back() == ',')) text.pop_back();
   text = canonical_numbers(text);
   return choice_letter.replace_all(text, "$1");

@@ -39,10 +39,10 @@ std::string Regex::replace_all(std::string_view text, std::string_view replaceme
   std::string out(text.size() * 2 + 64, '\0');
   for (int attempt = 0; attempt < 2; ++attempt) {
     PCRE2_SIZE length = out.size();
-    int rc = pcre2_substitute(code_, as_pcre(text), text.size(), 0,
-                              PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH | PCRE2_SUBSTITUTE_UNSET_EMPTY, nullptr, nullptr,
-                              as_pcre(replacement), replacement.size(),
-                              reinterpret_cast<PCRE2_UCHAR*>(out.data()), &length);
+    constexpr uint32_t options =
+        PCRE2_SUBSTITUTE_GLOBAL | PCRE2_SUBSTITUTE_OVERFLOW_LENGTH | PCRE2_SUBSTITUTE_UNSET_EMPTY;
+    int rc = pcre2_substitute(code_, as_pcre(text), text.size(), 0, options, nullptr, nullptr, as_pcre(replacement),
+                              replacement.size(), reinterpret_cast<PCRE2_UCHAR*>(out.data()), &length);
     if (rc >= 0) {
       out.resize(length);
       return out;

@@ -145,6 +145,10 @@ TEST_CASE("math_equal edge cases", "[math]") {
   CHECK(math_equal(R"(|-3|)", "3"));
   CHECK(math_equal(R"(2^{25} \cdot 26!)", R"(26! \cdot 2^{25})"));
   CHECK(math_equal(R"(\sqrt{\frac{95}{24}})", R"(\frac{\sqrt{570}}{12})"));
+  CHECK(math_equal(R"(\sin \pi)", "0"));
+  CHECK(math_equal("x = 5+5+1 = 11", "11"));  // a chain of steps: its last side
+  CHECK(math_equal(R"(x = \frac{1}{3} \approx 0.33)", R"(\frac13)"));  // the exact value before \approx
+  CHECK(math_equal("f(x) = 2x+3", "3+2x"));
   CHECK_FALSE(math_equal("1,2,3", "1,2"));
   CHECK_FALSE(math_equal("(1,2)", "[1,2]"));
   CHECK(math_equal("(1,2),(3,4)", "(3,4),(1,2)"));
