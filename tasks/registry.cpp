@@ -7,6 +7,7 @@
 namespace kvbench::tasks {
 
 // Factories defined in the task files.
+std::unique_ptr<Task> make_livecodebench_task();
 std::unique_ptr<Task> make_math500_task();
 std::unique_ptr<Task> make_aime24_task();
 std::unique_ptr<Task> make_aime25_task();
@@ -24,6 +25,7 @@ using Factory = std::function<std::unique_ptr<Task>()>;
 // Each task file defines its factory; add one line here per task.
 const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> table = {
+      {"livecodebench", make_livecodebench_task},
       {"math500", make_math500_task},
       {"aime24", make_aime24_task},
       {"aime25", make_aime25_task},

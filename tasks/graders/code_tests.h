@@ -4,7 +4,8 @@
 // Two kinds of tests, as in LiveCodeBench:
 //  - stdin:      feed `input` on stdin; stdout must match `output` line by line and token by token
 //                (surrounding whitespace ignored; numeric tokens equal by exact decimal value, the way
-//                lcb_runner compares Decimal values, so "1.50" == "1.5" but 0.3333 != 0.33333).
+//                lcb_runner compares Decimal values, so "1.50" == "1.5" but 0.3333 != 0.33333; unlike
+//                lcb_runner, runs of spaces between words also match, not only between numbers).
 //  - functional: `input` holds one JSON value per line (the arguments); the program's
 //                `Solution().<func_name>(*args)` must `==` the JSON-decoded `output` (tuples as lists).
 // Both run with the same standard-library names pre-imported that LiveCodeBench's runner provides

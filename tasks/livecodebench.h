@@ -1,0 +1,44 @@
+// LiveCodeBench code generation (the 279-problem 2408-2502 "v5" window, QwQ's prompt file).
+// Grading runs the last python block against the problem's tests in the sandbox; pass@1 needs those
+// tests, which the prompt file does not carry. Without them grade() scores 0 with
+// details {"graded": false}: the run still generates, but reports no pass@1.
+#pragma once
+#include <filesystem>
+#include <optional>
+
+#include "tasks/graders/code_sandbox.h"
+#include "tasks/task.h"
+
+namespace kvbench::tasks {
+
+struct LiveCodeBenchOptions {
+  // Holds the files each record's `tests.fname` names (QwQ's per-problem layout or a HF
+  // code_generation_lite row per file; see graders/code_tests.h). Unset: $KVBENCH_LCB_TESTS,
+  // else `livecodebench_v5_tests/` beside the prompt file.
+  std::optional<std::filesystem::path> tests_dir;
+  graders::SandboxConfig sandbox;
+};
+
+class LiveCodeBenchTask : public Task {
+ public:
+  explicit LiveCodeBenchTask(LiveCodeBenchOptions options = {});
+  std::string name() const override { return "livecodebench"; }
+  std::string default_dataset() const override;
+  // record: question_id, contest_id, contest_date, test_type ("stdin" | "functional", from the
+  // prompt's `class Solution` starter code), tests_fname, tests_md5, tests_file (absolute, or null
+  // when absent). inputs: prompt.
+  std::vector<Sample> load(const std::filesystem::path& path) const override;
+  Prompt prompt(const Sample& sample) const override;
+  Grade grade(const Sample& sample, std::string_view output) const override;
+  DecodingDefaults defaults() const override;
+
+ private:
+  std::filesystem::path tests_dir_for(const std::filesystem::path& dataset) const;
+
+  LiveCodeBenchOptions options_;
+  graders::Sandbox sandbox_;
+};
+
+std::unique_ptr<Task> make_livecodebench_task();
+
+}  // namespace kvbench::tasks
