@@ -138,10 +138,12 @@ ForwardResult Model::forward(const at::Tensor& ids, const at::Tensor& positions,
     if (l == config_.num_layers - 1) last_layer_input = x;
     const QueryKeyValue qkv = project(l, rms_norm(x, weights_.layers[l].input_norm), positions);
     const auto [k, v] = cache.append_layer(l, qkv.k, qkv.v);
+    const bool capture = options.attention == AttentionCapture::AllLayers ||
+                         (options.attention == AttentionCapture::LastLayer && l == config_.num_layers - 1);
     at::Tensor probs;
-    x = attention_residual(l, x, attend(qkv.q, k, v, allowed, options.attention_probs ? &probs : nullptr));
+    x = attention_residual(l, x, attend(qkv.q, k, v, allowed, capture ? &probs : nullptr));
     x = mlp_residual(l, x);
-    if (options.attention_probs) result.attention.push_back(probs);
+    if (capture) result.attention.push_back(probs);
   }
   cache.end_append(ids, positions, last_layer_input);
   result.logits = logits(options.all_logits ? x : x.narrow(1, T - 1, 1));

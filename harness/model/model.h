@@ -32,14 +32,18 @@ struct ModelWeights {
   at::Tensor lm_head;       // [vocab, hidden]; the embedding itself when tied
 };
 
+enum class AttentionCapture { None, LastLayer, AllLayers };
+
 struct ForwardOptions {
-  bool all_logits = false;       // logits for every new token (else only the last one's)
-  bool attention_probs = false;  // return each layer's attention of the new tokens
+  bool all_logits = false;  // logits for every new token (else only the last one's)
+  AttentionCapture attention = AttentionCapture::None;  // return the new tokens' attention probabilities
 };
 
 struct ForwardResult {
   at::Tensor logits;                  // [B, T, V] (or [B, 1, V]) float32
-  std::vector<at::Tensor> attention;  // per layer [B, H, T, N] float32, N = cache size after append
+  // Per captured layer [B, H, T, N] float32, N = cache size after the append (AllLayers: index = layer;
+  // LastLayer: one entry).
+  std::vector<at::Tensor> attention;
 };
 
 struct QueryKeyValue {

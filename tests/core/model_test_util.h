@@ -24,7 +24,7 @@ inline at::Tensor chunked_logits(const Model& model, const std::vector<int64_t>&
   for (int64_t begin = 0; begin < static_cast<int64_t>(ids.size()); begin += chunk) {
     const int64_t n = std::min<int64_t>(chunk, static_cast<int64_t>(ids.size()) - begin);
     std::vector<int64_t> part(ids.begin() + begin, ids.begin() + begin + n);
-    out.push_back(model.forward(ids_tensor(part), position_range(begin, n), cache, {true, false}).logits[0]);
+    out.push_back(model.forward(ids_tensor(part), position_range(begin, n), cache, {true}).logits[0]);
   }
   return at::cat(out, 0);
 }
