@@ -1,0 +1,54 @@
+// Tokenizer built from a HuggingFace tokenizer.json (byte-level BPE as in Qwen2/2.5/3 and Llama 3;
+// sentencepiece-style BPE with byte fallback as in Llama 2 / llama2.c), plus the special ids of
+// tokenizer_config.json / generation_config.json and the chat templates kvbench knows how to render.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/chat.h"
+
+namespace kvbench {
+
+class Tokenizer {
+ public:
+  // `dir` holds tokenizer.json and optionally tokenizer_config.json and generation_config.json.
+  // Throws kvbench::Error naming the file and field on missing files, malformed JSON or
+  // pipeline stages this implementation does not support.
+  static Tokenizer load(const std::filesystem::path& dir);
+
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+  ~Tokenizer();
+
+  // Added/special tokens written in the text (e.g. "<|im_start|>") always become their ids.
+  // add_special_tokens applies tokenizer.json's post_processor (e.g. BOS for Llama 2 / llama2.c).
+  // `text` must be valid UTF-8.
+  std::vector<std::int64_t> encode(std::string_view text, bool add_special_tokens = true) const;
+  // Ids the tokenizer does not know are skipped, as HF does.
+  std::string decode(const std::vector<std::int64_t>& ids, bool skip_special_tokens = true) const;
+
+  std::optional<std::int64_t> bos_id() const;
+  // tokenizer_config's eos_token together with generation_config's eos_token_id (int or list).
+  std::vector<std::int64_t> eos_ids() const;
+  std::optional<std::int64_t> token_to_id(const std::string& token) const;
+  std::int64_t vocab_size() const;  // largest known id + 1
+
+  bool has_chat_template() const;
+  // Renders the conversation as tokenizer_config.json's chat_template does (Qwen ChatML, including
+  // Qwen3's thinking blocks; Llama 3). Encode the result with add_special_tokens = false: the
+  // template writes the special tokens itself. Throws kvbench::Error for other templates.
+  std::string apply_chat_template(const Conversation& messages, bool add_generation_prompt = true,
+                                  bool enable_thinking = true) const;
+
+ private:
+  struct Impl;
+  explicit Tokenizer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kvbench

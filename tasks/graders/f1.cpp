@@ -1,0 +1,259 @@
+#include "tasks/graders/f1.h"
+
+#include <libstemmer.h>
+#include <locale.h>
+#include <wctype.h>
+
+#include <algorithm>
+#include <memory>
+#include <unordered_map>
+
+#include "common/error.h"
+
+namespace kvbench::graders {
+
+namespace {
+
+using CodePoints = std::u32string;
+
+constexpr char32_t kReplacementCharacter = 0xFFFD;
+
+// Decodes UTF-8; each byte of an invalid sequence becomes U+FFFD (model output may be cut mid-character).
+CodePoints decode_utf8(std::string_view text) {
+  CodePoints out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const int length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
+    char32_t c = length == 1 ? lead : length == 2 ? (lead & 0x1F) : length == 3 ? (lead & 0x0F) : (lead & 0x07);
+    bool valid = length > 0 && i + length <= text.size();
+    for (int k = 1; valid && k < length; ++k) {
+      const auto next = static_cast<unsigned char>(text[i + k]);
+      valid = (next >> 6) == 0x2;
+      c = (c << 6) | (next & 0x3F);
+    }
+    out.push_back(valid ? c : kReplacementCharacter);
+    i += valid ? length : 1;
+  }
+  return out;
+}
+
+void append_utf8(std::string& out, char32_t c) {
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xC0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xE0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (c >> 18));
+    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+}
+
+std::string encode_utf8(const CodePoints& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char32_t c : text) append_utf8(out, c);
+  return out;
+}
+
+// Unicode character classes come from a UTF-8 C locale, independent of the process's global locale.
+locale_t unicode_ctype() {
+  static const locale_t locale = [] {
+    for (const char* name : {"C.UTF-8", "C.utf8", "en_US.UTF-8"}) {
+      if (locale_t found = newlocale(LC_CTYPE_MASK, name, locale_t{})) return found;
+    }
+    fail("F1 grader: no UTF-8 locale (C.UTF-8) available for Unicode lowercasing");
+  }();
+  return locale;
+}
+
+char32_t lower(char32_t c) { return static_cast<char32_t>(towlower_l(static_cast<wint_t>(c), unicode_ctype())); }
+
+// Python's string.punctuation: the 32 ASCII punctuation characters.
+bool is_ascii_punctuation(char32_t c) {
+  static constexpr std::string_view kPunctuation = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+  return c < 0x80 && kPunctuation.find(static_cast<char>(c)) != std::string_view::npos;
+}
+
+// A character of re's Unicode \w (str.isalnum() or '_'): where \b puts word boundaries.
+bool is_word_character(char32_t c) { return c == U'_' || iswalnum_l(static_cast<wint_t>(c), unicode_ctype()); }
+
+// The characters str.split() splits on.
+bool is_python_whitespace(char32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
+         c == 0x3000;
+}
+
+CodePoints lowercase_without_punctuation(std::string_view text) {
+  CodePoints out;
+  for (char32_t c : decode_utf8(text)) {
+    if (!is_ascii_punctuation(c)) out.push_back(lower(c));
+  }
+  return out;
+}
+
+bool equals_ascii(const CodePoints& text, std::size_t begin, std::size_t end, std::string_view word) {
+  return end - begin == word.size() && std::equal(word.begin(), word.end(), text.begin() + begin,
+                                                  [](char a, char32_t b) { return static_cast<char32_t>(a) == b; });
+}
+
+// re.sub(r'\b(w1|w2|...)\b', ' ', text): a whole run of word characters equal to a removed word becomes ' '.
+CodePoints remove_whole_words(const CodePoints& text, const std::vector<std::string_view>& words) {
+  CodePoints out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    if (!is_word_character(text[i])) {
+      out.push_back(text[i++]);
+      continue;
+    }
+    std::size_t end = i;
+    while (end < text.size() && is_word_character(text[end])) ++end;
+    const bool removed = std::any_of(words.begin(), words.end(),
+                                     [&](std::string_view word) { return equals_ascii(text, i, end, word); });
+    if (removed) {
+      out.push_back(U' ');
+    } else {
+      out.append(text, i, end - i);
+    }
+    i = end;
+  }
+  return out;
+}
+
+Tokens split_on_whitespace(const CodePoints& text) {
+  Tokens tokens;
+  CodePoints current;
+  for (char32_t c : text) {
+    if (!is_python_whitespace(c)) {
+      current.push_back(c);
+    } else if (!current.empty()) {
+      tokens.push_back(encode_utf8(current));
+      current.clear();
+    }
+  }
+  if (!current.empty()) tokens.push_back(encode_utf8(current));
+  return tokens;
+}
+
+struct StemmerDeleter {
+  void operator()(sb_stemmer* stemmer) const { sb_stemmer_delete(stemmer); }
+};
+
+// A libstemmer object is not thread-safe, so each thread gets its own.
+sb_stemmer* porter_stemmer() {
+  thread_local std::unique_ptr<sb_stemmer, StemmerDeleter> stemmer(sb_stemmer_new("porter", nullptr));
+  if (!stemmer) fail("libstemmer: cannot create the \"porter\" stemmer");
+  return stemmer.get();
+}
+
+std::string porter_stem(const std::string& word) {
+  // NLTK's PorterStemmer (which LoCoMo uses) returns words of at most two characters unchanged.
+  if (decode_utf8(word).size() <= 2) return word;
+  sb_stemmer* stemmer = porter_stemmer();
+  const sb_symbol* stem =
+      sb_stemmer_stem(stemmer, reinterpret_cast<const sb_symbol*>(word.data()), static_cast<int>(word.size()));
+  if (stem == nullptr) fail("libstemmer: out of memory while stemming \"{}\"", word);
+  return std::string(reinterpret_cast<const char*>(stem), static_cast<std::size_t>(sb_stemmer_length(stemmer)));
+}
+
+std::vector<std::string_view> split_on_comma(std::string_view text) {
+  std::vector<std::string_view> parts;
+  std::size_t begin = 0;
+  for (std::size_t comma = text.find(','); comma != std::string_view::npos; comma = text.find(',', begin)) {
+    parts.push_back(text.substr(begin, comma - begin));
+    begin = comma + 1;
+  }
+  parts.push_back(text.substr(begin));
+  return parts;
+}
+
+}  // namespace
+
+Tokens normalized_tokens(std::string_view text, const std::vector<std::string_view>& removed_words) {
+  return split_on_whitespace(remove_whole_words(lowercase_without_punctuation(text), removed_words));
+}
+
+Tokens squad_tokens(std::string_view text) { return normalized_tokens(text, {"a", "an", "the"}); }
+
+double token_f1(const Tokens& prediction, const Tokens& gold) {
+  std::unordered_map<std::string_view, int> unmatched_gold;
+  for (const auto& token : gold) ++unmatched_gold[token];
+  int common = 0;
+  for (const auto& token : prediction) {
+    auto it = unmatched_gold.find(token);
+    if (it != unmatched_gold.end() && it->second > 0) {
+      --it->second;
+      ++common;
+    }
+  }
+  if (common == 0) return 0.0;
+  const double precision = static_cast<double>(common) / static_cast<double>(prediction.size());
+  const double recall = static_cast<double>(common) / static_cast<double>(gold.size());
+  return 2.0 * precision * recall / (precision + recall);
+}
+
+double squad_f1(std::string_view prediction, std::string_view gold) {
+  return token_f1(squad_tokens(prediction), squad_tokens(gold));
+}
+
+BestReference best_reference_f1(std::string_view prediction, const std::vector<std::string>& references) {
+  if (references.empty()) fail("F1 grader: no reference answers to compare with");
+  const Tokens predicted = squad_tokens(prediction);
+  BestReference best;
+  for (std::size_t i = 0; i < references.size(); ++i) {
+    const double f1 = token_f1(predicted, squad_tokens(references[i]));
+    if (i == 0 || f1 > best.f1) best = {f1, i};
+  }
+  return best;
+}
+
+Tokens locomo_tokens(std::string_view text) {
+  Tokens tokens = normalized_tokens(text, {"a", "an", "the", "and"});
+  for (auto& token : tokens) token = porter_stem(token);
+  return tokens;
+}
+
+double locomo_f1(std::string_view prediction, std::string_view gold) {
+  return token_f1(locomo_tokens(prediction), locomo_tokens(gold));
+}
+
+double locomo_multi_answer_f1(std::string_view prediction, std::string_view gold) {
+  const auto predicted_parts = split_on_comma(prediction);
+  const auto gold_parts = split_on_comma(gold);
+  double total = 0.0;
+  for (std::string_view gold_part : gold_parts) {
+    double best = 0.0;
+    for (std::string_view predicted_part : predicted_parts) best = std::max(best, locomo_f1(predicted_part, gold_part));
+    total += best;
+  }
+  return total / static_cast<double>(gold_parts.size());
+}
+
+bool locomo_abstains(std::string_view prediction) {
+  CodePoints lowered = decode_utf8(prediction);
+  for (auto& c : lowered) c = lower(c);
+  const std::string text = encode_utf8(lowered);
+  return text.find("no information available") != std::string::npos || text.find("not mentioned") != std::string::npos;
+}
+
+double locomo_score(int category, std::string_view prediction, std::string_view gold) {
+  switch (category) {
+    case 1: return locomo_multi_answer_f1(prediction, gold);
+    case 2:
+    case 4: return locomo_f1(prediction, gold);
+    case 3: return locomo_f1(prediction, gold.substr(0, gold.find(';')));
+    case 5: return locomo_abstains(prediction) ? 1.0 : 0.0;
+    default: fail("LoCoMo grader: unknown category {} (expected 1-5)", category);
+  }
+}
+
+}  // namespace kvbench::graders

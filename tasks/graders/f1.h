@@ -1,0 +1,53 @@
+// Token-F1 graders for extractive/abstractive QA: Qasper (official Answer-F1), LongBench (qa_f1_score)
+// and LoCoMo (stemmed F1 with per-category rules).
+//
+// All three references share SQuAD v1.1's answer normalisation, written in Python as
+//   white_space_fix(remove_articles(remove_punc(lower(s)))).split()
+// and reproduced here with Python's str semantics: Unicode lowercase, ASCII punctuation removed,
+// articles removed only as whole words (re's Unicode \b), split on Python's whitespace set.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kvbench::graders {
+
+using Tokens = std::vector<std::string>;
+
+// SQuAD normalisation with the given whole words removed (after lowercasing and punctuation removal).
+Tokens normalized_tokens(std::string_view text, const std::vector<std::string_view>& removed_words);
+// SQuAD v1.1 / Qasper / LongBench normalisation: removes "a", "an", "the".
+Tokens squad_tokens(std::string_view text);
+
+// Harmonic mean of precision and recall over the multiset intersection. 0 when nothing overlaps,
+// including when either side is empty (SQuAD v1.1, Qasper, LongBench and LoCoMo all do this).
+double token_f1(const Tokens& prediction, const Tokens& gold);
+
+// token_f1 over squad_tokens: LongBench's qa_f1_score and the per-reference F1 of Qasper's evaluator.
+double squad_f1(std::string_view prediction, std::string_view gold);
+
+struct BestReference {
+  double f1 = 0.0;
+  std::size_t index = 0;  // the first reference reaching the maximum (the official evaluator's stable sort)
+};
+// Qasper Answer-F1 of one question (and LongBench's max over answers): max squad_f1 over references.
+// Throws kvbench::Error when there are no references.
+BestReference best_reference_f1(std::string_view prediction, const std::vector<std::string>& references);
+
+// --- LoCoMo (snap-research/LoCoMo task_eval/evaluation.py) ---
+// SQuAD normalisation that also removes "and", then Porter stemming (libstemmer's "porter"; words of
+// at most two characters are left alone, as NLTK's PorterStemmer does).
+Tokens locomo_tokens(std::string_view text);
+// f1_score: token_f1 over locomo_tokens.
+double locomo_f1(std::string_view prediction, std::string_view gold);
+// Category 1 (multi-hop): split both sides on ','; mean over gold parts of the best F1 against any
+// prediction part.
+double locomo_multi_answer_f1(std::string_view prediction, std::string_view gold);
+// Category 5 (adversarial): the prediction contains "no information available" or "not mentioned".
+bool locomo_abstains(std::string_view prediction);
+// The per-category rule: 1 multi-answer F1; 2, 4 F1; 3 F1 against the gold text before the first ';';
+// 5 abstention (gold ignored). Throws kvbench::Error for any other category.
+double locomo_score(int category, std::string_view prediction, std::string_view gold);
+
+}  // namespace kvbench::graders

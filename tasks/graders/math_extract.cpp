@@ -1,0 +1,99 @@
+// Finding the answer in a model's output: the last \boxed{...}, else "the answer is ...".
+#include <cctype>
+
+#include "tasks/graders/math.h"
+#include "tasks/graders/math_internal.h"
+
+namespace kvbench::graders {
+
+using namespace math_detail;
+
+namespace {
+
+constexpr std::string_view kBoxCommands[] = {"\\boxed", "\\fbox"};
+
+std::string trim(std::string_view text) {
+  std::size_t begin = 0, end = text.size();
+  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+  return std::string(text.substr(begin, end - begin));
+}
+
+// Content of the box whose command ends at `after`: "{...}" with matched braces, or "\boxed 5" up to
+// the next space or '$'. nullopt while incomplete; unless the text is `final`, a braceless answer
+// running to the end of the text is incomplete too (the generation may still extend it).
+std::optional<std::string> box_content(std::string_view text, std::size_t after, bool final) {
+  if (after < text.size() && text[after] == '{') {
+    std::size_t close = matching_brace(text, after);
+    if (close == std::string_view::npos) return std::nullopt;
+    return trim(text.substr(after + 1, close - after - 1));
+  }
+  if (after >= text.size() || text[after] != ' ') return std::nullopt;  // "\boxeds" is another word
+  std::size_t begin = text.find_first_not_of(' ', after);
+  if (begin == std::string_view::npos) return std::nullopt;
+  std::size_t end = text.find_first_of(" \n$", begin);
+  if (end == std::string_view::npos && !final) return std::nullopt;
+  return std::string(text.substr(begin, end - begin));
+}
+
+struct Box {
+  std::size_t position;
+  std::string content;
+};
+
+std::optional<Box> last_complete_box(std::string_view text, bool final) {
+  std::optional<Box> last;
+  for (std::string_view command : kBoxCommands) {
+    for (std::size_t at = text.find(command); at != std::string_view::npos; at = text.find(command, at + 1)) {
+      if (last && at < last->position) continue;
+      if (auto content = box_content(text, at + command.size(), final)) last = Box{at, std::move(*content)};
+    }
+  }
+  return last;
+}
+
+// The phrase's answer: a $...$ / \(...\) math span if one follows, else the rest of the sentence.
+std::string answer_after_phrase(std::string_view rest) {
+  std::string text = trim(rest);
+  if (!text.empty() && text[0] == ':') text = trim(std::string_view(text).substr(1));
+  for (auto [open, close] : {std::pair{"$$", "$$"}, {"$", "$"}, {"\\(", "\\)"}, {"\\[", "\\]"}}) {
+    std::string_view opener(open);
+    if (text.compare(0, opener.size(), opener) != 0) continue;
+    std::size_t end = text.find(close, opener.size());
+    if (end != std::string::npos) return trim(std::string_view(text).substr(opener.size(), end - opener.size()));
+  }
+  std::size_t end = text.find('\n');
+  std::string_view line = std::string_view(text).substr(0, end);
+  // A sentence ends at ". " (a decimal point is followed by a digit, not a space).
+  std::size_t stop = line.find(". ");
+  line = line.substr(0, stop);
+  std::string answer = trim(line);
+  while (!answer.empty() && answer.back() == '.') answer.pop_back();
+  return answer;
+}
+
+std::optional<std::string> answer_phrase(std::string_view text) {
+  static const Regex phrase(R"((?i)(?:final answer|the answer) is)");
+  auto matches = phrase.find_all(text);
+  if (matches.empty()) return std::nullopt;
+  std::string answer = answer_after_phrase(text.substr(matches.back().second));
+  if (answer.empty()) return std::nullopt;
+  return answer;
+}
+
+}  // namespace
+
+std::optional<std::string> last_boxed(std::string_view text) {
+  auto box = last_complete_box(text, /*final=*/true);
+  if (!box) return std::nullopt;
+  return std::move(box->content);
+}
+
+bool has_complete_boxed(std::string_view text) { return last_complete_box(text, /*final=*/false).has_value(); }
+
+std::optional<std::string> extract_math_answer(std::string_view text) {
+  if (auto boxed = last_boxed(text)) return boxed;
+  return answer_phrase(text);
+}
+
+}  // namespace kvbench::graders

@@ -1,0 +1,146 @@
+// LoCoMo (snap-research/LoCoMo data/locomo10.json): one sample per QA item over a whole conversation.
+// Context: every session in numeric order, headed by its date and time, one "Speaker: text" line per
+// turn; a shared image is written as "[shares <blip_caption>]" after the turn's text. Graded with the
+// official task_eval/evaluation.py rules (graders::locomo_score) on the first non-blank line of the
+// output, as the official HF-model runner (hf_llm_utils.py) post-processes answers. Category 5
+// (adversarial) items have no `answer`; their prompt asks for "no information available" and the score
+// is whether the output says so. The category is in the record and in details for per-category reports.
+#include <algorithm>
+#include <regex>
+#include <set>
+
+#include "common/error.h"
+#include "common/json_file.h"
+#include "tasks/graders/f1.h"
+#include "tasks/record_fields.h"
+#include "tasks/task_support.h"
+
+namespace kvbench::tasks {
+
+namespace {
+
+constexpr int kAdversarialCategory = 5;
+
+constexpr const char* kInstruction =
+    "You are given a long conversation between two people that took place over multiple sessions; each session "
+    "begins with its date and time. Answer the question that follows the conversation with a short phrase of a "
+    "few words, using exact words from the conversation whenever possible. Do not write complete and lengthy "
+    "sentences.";
+constexpr const char* kAdversarialNote =
+    "If the answer cannot be found in the conversation, respond with \"no information available\".";
+
+std::string turn_line(const json& turn, const RecordFields& where) {
+  std::string line = where.string(turn, "speaker") + ": " + where.string(turn, "text");
+  // Some image turns carry a caption without img_url; the caption is what the text model can see.
+  if (turn.contains("blip_caption")) line += " [shares " + where.string(turn, "blip_caption") + "]";
+  return line;
+}
+
+// Session numbers N of the conversation's "session_N" lists, ascending (a key sort would put 10 before 2).
+// Some conversations have date_time entries for sessions that do not exist; those are ignored.
+std::vector<int> session_numbers(const json& conversation) {
+  static const std::regex kSessionKey("session_([0-9]+)");
+  std::vector<int> numbers;
+  for (const auto& [key, value] : conversation.items()) {
+    std::smatch match;
+    if (std::regex_match(key, match, kSessionKey) && value.is_array()) numbers.push_back(std::stoi(match[1]));
+  }
+  std::sort(numbers.begin(), numbers.end());
+  return numbers;
+}
+
+std::string conversation_text(const json& conversation, const RecordFields& where) {
+  const auto numbers = session_numbers(conversation);
+  if (numbers.empty()) where.fail("the conversation has no session_N lists");
+  std::string text;
+  for (int n : numbers) {
+    const RecordFields session_where = where.nested(fmt::format("session_{}", n));
+    text += fmt::format("{}Session {} ({}):", text.empty() ? "" : "\n\n", n,
+                        where.string(conversation, fmt::format("session_{}_date_time", n)));
+    const json& turns = conversation.at(fmt::format("session_{}", n));
+    for (std::size_t t = 0; t < turns.size(); ++t) {
+      text += "\n" + turn_line(turns[t], session_where.nested(fmt::format("turn {}", t)));
+    }
+  }
+  return text;
+}
+
+Sample qa_sample(const std::string& conversation_id, std::size_t index, const json& qa,
+                 const std::string& conversation, const RecordFields& where) {
+  const long long category = where.integer(qa, "category");
+  if (category < 1 || category > kAdversarialCategory) where.fail(fmt::format("category {} is not 1-5", category));
+  Sample sample;
+  sample.id = fmt::format("{}/q{}", conversation_id, index);
+  const std::string question = where.string(qa, "question");
+  sample.record = {{"id", sample.id}, {"conversation_id", conversation_id}, {"question", question},
+                   {"category", category}};
+  // Categories 1-4 are scored against `answer` (a string, or a number such as 2022); category 5 is not,
+  // and its gold is `adversarial_answer` (two items also carry an `answer`).
+  if (category != kAdversarialCategory || qa.contains("answer")) sample.record["answer"] = where.text(qa, "answer");
+  if (category == kAdversarialCategory) sample.record["adversarial_answer"] = where.text(qa, "adversarial_answer");
+  sample.inputs = {{"question", question}, {"conversation", conversation}};
+  return sample;
+}
+
+std::string first_nonblank_line(std::string_view output) {
+  std::size_t begin = 0;
+  while (begin <= output.size()) {
+    const std::size_t end = std::min(output.find('\n', begin), output.size());
+    const std::string line = trimmed(output.substr(begin, end - begin));
+    if (!line.empty()) return line;
+    begin = end + 1;
+  }
+  return "";
+}
+
+class Locomo : public Task {
+ public:
+  std::string name() const override { return "locomo"; }
+  std::string default_dataset() const override { return "locomo/locomo10.json"; }
+
+  std::vector<Sample> load(const std::filesystem::path& path) const override {
+    const json conversations = read_json_file(path);
+    if (!conversations.is_array()) fail("{}: expected a list of conversations", path.string());
+    std::vector<Sample> samples;
+    std::set<std::string> ids;
+    for (std::size_t c = 0; c < conversations.size(); ++c) {
+      const std::string conversation_id =
+          RecordFields(path, fmt::format("conversation {}", c)).string(conversations[c], "sample_id");
+      const RecordFields named(path, fmt::format("conversation {} ({})", c, conversation_id));
+      const std::string text = conversation_text(named.object(conversations[c], "conversation"), named);
+      const json& qas = named.array(conversations[c], "qa");
+      for (std::size_t q = 0; q < qas.size(); ++q) {
+        samples.push_back(qa_sample(conversation_id, q, qas[q], text, named.nested(fmt::format("qa {}", q))));
+        require_new_id(ids, samples.back().id, fmt::format("{}: conversation {}", path.string(), c));
+      }
+    }
+    return samples;
+  }
+
+  Prompt prompt(const Sample& sample) const override {
+    const RecordFields where(fmt::format("sample {}", sample.id), "record");
+    std::string body = input_string(sample, "conversation") + "\n\nQuestion: " + input_string(sample, "question");
+    if (where.integer(sample.record, "category") == kAdversarialCategory) body += std::string("\n") + kAdversarialNote;
+    return instruction_prompt(kInstruction, body, "Answer:");
+  }
+
+  Grade grade(const Sample& sample, std::string_view output) const override {
+    const RecordFields where(fmt::format("sample {}", sample.id), "record");
+    const int category = static_cast<int>(where.integer(sample.record, "category"));
+    const std::string gold = category == kAdversarialCategory ? "" : where.string(sample.record, "answer");
+    Grade grade;
+    const std::string prediction = first_nonblank_line(output);
+    if (!prediction.empty()) grade.pred = prediction;
+    grade.score = graders::locomo_score(category, prediction, gold);
+    grade.details = {{"category", category}};
+    return grade;
+  }
+
+  DecodingDefaults defaults() const override { return {/*max_new_tokens=*/32}; }
+};
+
+}  // namespace
+
+std::unique_ptr<Task> make_locomo_task() { return std::make_unique<Locomo>(); }
+
+}  // namespace kvbench::tasks

@@ -1,0 +1,48 @@
+#include "tasks/math_task.h"
+
+#include "common/error.h"
+#include "tasks/graders/math.h"
+#include "tasks/jsonl.h"
+#include "tasks/task_support.h"
+
+namespace kvbench::tasks {
+
+std::vector<Sample> MathTask::load(const std::filesystem::path& path) const {
+  std::vector<Sample> samples;
+  std::set<std::string> ids;
+  for (const auto& line : read_jsonl(path)) {
+    Sample sample;
+    sample.id = string_field(line.value, spec_.id_field, line.location);
+    require_new_id(ids, sample.id, line.location);
+    sample.record = {{"id", sample.id}, {"answer", string_field(line.value, "answer", line.location)}};
+    for (const auto& field : spec_.kept_fields) {
+      if (!line.value.contains(field)) fail("{}: missing field \"{}\"", line.location, field);
+      sample.record[field] = line.value[field];
+    }
+    sample.inputs = {{"problem", string_field(line.value, "problem", line.location)}};
+    samples.push_back(std::move(sample));
+  }
+  return samples;
+}
+
+Prompt MathTask::prompt(const Sample& sample) const {
+  return instruction_prompt(spec_.instruction, spec_.body_prefix + input_string(sample, "problem"), spec_.cue);
+}
+
+bool MathTask::should_stop(std::string_view generated) const {
+  return spec_.stop_at_boxed && graders::has_complete_boxed(generated);
+}
+
+Grade MathTask::grade(const Sample& sample, std::string_view output) const {
+  const std::string gold = record_string(sample, "answer");
+  Grade grade;
+  grade.pred = graders::extract_math_answer(output);
+  if (grade.pred) {
+    const bool equal = spec_.integer_answers ? graders::integer_equal(*grade.pred, gold)
+                                             : graders::math_equal(*grade.pred, gold);
+    grade.score = equal ? 1.0 : 0.0;
+  }
+  return grade;
+}
+
+}  // namespace kvbench::tasks

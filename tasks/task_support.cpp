@@ -1,0 +1,48 @@
+#include "tasks/task_support.h"
+
+#include <fmt/format.h>
+
+#include "common/error.h"
+#include "tasks/jsonl.h"
+
+namespace kvbench::tasks {
+
+Prompt instruction_prompt(const std::string& instruction, const std::string& body, const std::string& cue) {
+  Prompt prompt;
+  prompt.raw = instruction + "\n\n" + body + (cue.empty() ? "" : "\n\n" + cue);
+  prompt.messages = {{"system", instruction}, {"user", body}};
+  prompt.system_text = instruction;
+  return prompt;
+}
+
+std::string lettered_options(const Sample& sample) {
+  auto it = sample.inputs.find("options");
+  if (it == sample.inputs.end() || !it->is_array()) fail("sample {} (inputs): missing list \"options\"", sample.id);
+  std::string lines;
+  char letter = 'A';
+  for (const auto& option : *it) {
+    if (!option.is_string()) fail("sample {} (inputs): option {} is not a string", sample.id, letter);
+    lines += fmt::format("{}{}) {}", lines.empty() ? "" : "\n", letter++, option.get<std::string>());
+  }
+  return lines;
+}
+
+std::string trimmed(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return "";
+  return std::string(text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1));
+}
+
+void require_new_id(std::set<std::string>& seen, const std::string& id, const std::string& where) {
+  if (!seen.insert(id).second) fail("{}: duplicate id \"{}\"", where, id);
+}
+
+std::string record_string(const Sample& sample, const std::string& name) {
+  return string_field(sample.record, name, fmt::format("sample {} (record)", sample.id));
+}
+
+std::string input_string(const Sample& sample, const std::string& name) {
+  return string_field(sample.inputs, name, fmt::format("sample {} (inputs)", sample.id));
+}
+
+}  // namespace kvbench::tasks

@@ -1,0 +1,85 @@
+// Chat templates: Qwen3 expectations written by hand from the chat_template text in
+// tokenizers/qwen3/tokenizer_config.json (the JS reference's Jinja engine cannot parse it);
+// Llama 3 is compared with the JS reference in test_tokenizer_reference.cpp.
+#include <fstream>
+
+#include "common/error.h"
+#include "common/json_file.h"
+#include "test_support.h"
+#include "tokenizer/nfc.h"
+#include "tokenizer/tokenizer.h"
+
+using kvbench::Conversation;
+using kvbench::Tokenizer;
+
+TEST_CASE("Qwen3 chat template: system + user, thinking on", "[tokenizer][chat]") {
+  KVBENCH_REQUIRE_SHARED("tokenizers/qwen3");
+  const auto qwen = Tokenizer::load(kvbench::testing::shared_dir() / "tokenizers/qwen3");
+  REQUIRE(qwen.has_chat_template());
+  const Conversation conversation{{"system", "You are helpful."}, {"user", "What is 2+2?"}};
+  CHECK(qwen.apply_chat_template(conversation) ==
+        "<|im_start|>system\nYou are helpful.<|im_end|>\n"
+        "<|im_start|>user\nWhat is 2+2?<|im_end|>\n"
+        "<|im_start|>assistant\n");
+}
+
+TEST_CASE("Qwen3 chat template: user only, enable_thinking false pre-fills an empty think block", "[tokenizer][chat]") {
+  KVBENCH_REQUIRE_SHARED("tokenizers/qwen3");
+  const auto qwen = Tokenizer::load(kvbench::testing::shared_dir() / "tokenizers/qwen3");
+  CHECK(qwen.apply_chat_template({{"user", "Hi"}}, true, false) ==
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+  CHECK(qwen.apply_chat_template({{"user", "Hi"}}, false) == "<|im_start|>user\nHi<|im_end|>\n");
+}
+
+TEST_CASE("Qwen3 chat template: multi-turn drops old reasoning, keeps the last turn's think block", "[tokenizer][chat]") {
+  KVBENCH_REQUIRE_SHARED("tokenizers/qwen3");
+  const auto qwen = Tokenizer::load(kvbench::testing::shared_dir() / "tokenizers/qwen3");
+  const Conversation conversation{{"user", "Q1"},
+                                  {"assistant", "<think>\nR1\n</think>\n\nA1"},
+                                  {"user", "Q2"},
+                                  {"assistant", "A2"}};
+  // Turn 1 precedes the last user query: reasoning removed. Turn 3 is last and after it: gets a
+  // think block (empty reasoning). Template: '<think>\n' + '' + '\n</think>\n\n' + 'A2'.
+  CHECK(qwen.apply_chat_template(conversation, false) ==
+        "<|im_start|>user\nQ1<|im_end|>\n"
+        "<|im_start|>assistant\nA1<|im_end|>\n"
+        "<|im_start|>user\nQ2<|im_end|>\n"
+        "<|im_start|>assistant\n<think>\n\n</think>\n\nA2<|im_end|>\n");
+}
+
+TEST_CASE("ChatML template with a default system message (Qwen2.5 style)", "[tokenizer][chat]") {
+  KVBENCH_REQUIRE_SHARED("tokenizers/qwen3");
+  const auto dir = std::filesystem::temp_directory_path() / "kvbench_tok_chatml";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(kvbench::testing::shared_dir() / "tokenizers/qwen3/tokenizer.json", dir / "tokenizer.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  // The system-message part of Qwen2.5's template, as written there.
+  const std::string chat_template =
+      "{%- if messages[0]['role'] == 'system' %}{{- '<|im_start|>system\\n' + messages[0]['content'] + "
+      "'<|im_end|>\\n' }}{%- else %}{{- '<|im_start|>system\\nYou are Qwen, created by Alibaba Cloud. You are a "
+      "helpful assistant.<|im_end|>\\n' }}{%- endif %}";
+  std::ofstream(dir / "tokenizer_config.json") << kvbench::json{{"chat_template", chat_template}}.dump();
+  const auto tokenizer = Tokenizer::load(dir);
+  CHECK(tokenizer.apply_chat_template({{"user", "Hi"}}) ==
+        "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n"
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  CHECK(tokenizer.apply_chat_template({{"system", "S"}, {"user", "Hi"}}) ==
+        "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a tokenizer without chat template refuses to render one", "[tokenizer][chat]") {
+  KVBENCH_REQUIRE_SHARED("models/stories260K");
+  const auto tokenizer = Tokenizer::load(kvbench::testing::shared_dir() / "models/stories260K");
+  CHECK_THROWS_AS(tokenizer.apply_chat_template({{"user", "Hi"}}), kvbench::Error);
+}
+
+TEST_CASE("NFC composes, reorders and respects composition exclusions", "[tokenizer]") {
+  using kvbench::unicode::to_nfc;
+  CHECK(to_nfc("Cafe\u0301") == "Caf\u00E9");
+  CHECK(to_nfc("\u1100\u1161\u11A8") == "\uAC01");           // Hangul L V T -> one syllable
+  CHECK(to_nfc("a\u0301\u0323") == "\u1EA1\u0301");          // dot below (220) sorts before acute (230)
+  CHECK(to_nfc("\u0958") == "\u0915\u093C");                  // excluded from recomposition
+  CHECK(to_nfc("\u212B") == "\u00C5");                        // singleton: ANGSTROM SIGN -> Å
+  CHECK(to_nfc("e\u0301\u0301") == "\u00E9\u0301");          // second acute is blocked
+}
