@@ -120,17 +120,17 @@ GenerationResult generate(const Model& model, Policy& policy, const std::vector<
     result.peak_cache_size = std::max(result.peak_cache_size, cache.size());
     if (policy.evicts() && cache.size() > budget.J + budget.frozen) record_refresh("prefill", index, begin + length);
   }
-  result.prefill_seconds = seconds_since(start);
 
   // Decode.
-  start = Clock::now();
   if (settings.rollouts > 1) {
     cache.expand_batch(settings.rollouts);
     policy.expand_batch(settings.rollouts);
     logits = logits.expand({settings.rollouts, logits.size(1), logits.size(2)});
   }
   Rollouts rollouts(settings, stop);
-  rollouts.choose(logits);
+  rollouts.choose(logits);  // reading the first token waits for the device: prefill time = time to first token
+  result.prefill_seconds = seconds_since(start);
+  start = Clock::now();
   double cache_size_sum = 0.0;
   int64_t decode_steps = 0;
   for (int64_t s = 1; rollouts.any_active(); ++s) {

@@ -39,10 +39,16 @@ at::Tensor inverse_frequencies(const ModelConfig& c) {
 }  // namespace
 
 Model Model::load(const std::filesystem::path& dir, at::Device device, at::ScalarType dtype) {
+  ModelConfig config = load_model_config(dir);
+  ModelWeights weights = load_weights(dir, config, device, dtype);
+  return from_weights(std::move(config), std::move(weights));
+}
+
+Model Model::from_weights(ModelConfig config, ModelWeights weights) {
   Model m;
-  m.config_ = load_model_config(dir);
-  m.weights_ = load_weights(dir, m.config_, device, dtype);
-  m.inv_freq_ = inverse_frequencies(m.config_).to(device);
+  m.config_ = std::move(config);
+  m.weights_ = std::move(weights);
+  m.inv_freq_ = inverse_frequencies(m.config_).to(m.weights_.embed_tokens.device());
   return m;
 }
 

@@ -57,6 +57,8 @@ class Model {
   // Loads DIR (config.json + safetensors); weights are converted to `dtype` on `device`.
   static Model load(const std::filesystem::path& dir, at::Device device = at::kCPU,
                     at::ScalarType dtype = at::kFloat);
+  // A model from weights already in memory (random-weight benchmarks, training).
+  static Model from_weights(ModelConfig config, ModelWeights weights);
 
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
