@@ -1,7 +1,142 @@
+// `kvbench bench`: throughput and refresh-latency benchmarks (figures for issue notes, not tests).
+#include <ATen/Parallel.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <random>
+
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "common/error.h"
 
 namespace kvbench::cli {
 
-void add_bench_command(CLI::App& app) { app.add_subcommand("bench", "(not yet implemented)"); }
+namespace {
+
+std::vector<int64_t> random_ids(int64_t count, int64_t vocab, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> token(3, vocab - 1);
+  std::vector<int64_t> ids(count);
+  for (auto& id : ids) id = token(rng);
+  return ids;
+}
+
+std::string describe(const ModelOptions& m, const Model& model) {
+  const auto& c = model.config();
+  return fmt::format("model {} ({} layers, hidden {}, {} heads / {} KV), device {}, dtype {}, {} threads", m.model,
+                     c.num_layers, c.hidden_size, c.num_heads, c.num_kv_heads, m.device,
+                     dtype_name(m.parsed_dtype()), at::get_num_threads());
+}
+
+// Peak resident memory of this process (kB), from /proc.
+int64_t peak_rss_kb() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6));
+  return -1;
+}
+
+struct DecodeBenchOptions {
+  ModelOptions model;
+  int64_t prompt_len = 512, new_tokens = 128, repeats = 3;
+};
+
+void run_decode_bench(const DecodeBenchOptions& o) {
+  const Model model = o.model.load();
+  auto policy = make_policy("full");
+  GenerationSettings settings;
+  settings.budget.h = o.prompt_len;  // one prefill pass
+  settings.max_new_tokens = o.new_tokens;
+  const auto prompt = random_ids(o.prompt_len, model.config().vocab_size, 0);
+  std::cout << describe(o.model, model) << "\n";
+  generate(model, *policy, prompt, settings);  // warm-up
+  std::vector<double> prefill, decode;
+  for (int64_t r = 0; r < o.repeats; ++r) {
+    const GenerationResult result = generate(model, *policy, prompt, settings);
+    prefill.push_back(o.prompt_len / result.prefill_seconds);
+    decode.push_back((result.rollouts[0].generated.size() - 1) / result.decode_seconds);
+  }
+  std::sort(prefill.begin(), prefill.end());
+  std::sort(decode.begin(), decode.end());
+  std::cout << fmt::format("prompt {} tokens, {} new tokens, median of {}\n", o.prompt_len, o.new_tokens, o.repeats)
+            << fmt::format("prefill {:.1f} tokens/s\ndecode  {:.1f} tokens/s\n", prefill[prefill.size() / 2],
+                           decode[decode.size() / 2]);
+}
+
+struct RefreshBenchOptions {
+  ModelOptions model;
+  std::vector<int64_t> sizes = {512, 1024, 2048, 4096};
+  std::vector<std::string> policies = {"counter-causal", "counter-causal-fast"};
+  int64_t repeats = 5, min_gap = 0;
+};
+
+// Median wall time (ms) of one refresh's scoring over a cache of n entries.
+double median_scoring_ms(const Model& model, Policy& policy, const KvCache& cache, int64_t repeats) {
+  CacheBudget budget;
+  budget.J = cache.size() / 2;
+  std::vector<double> ms;
+  for (int64_t r = 0; r <= repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    policy.score({model, cache, budget}).cpu();  // the copy waits for the device
+    const double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (r > 0) ms.push_back(elapsed);  // the first run is a warm-up
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+void run_refresh_bench(const RefreshBenchOptions& o) {
+  const Model model = o.model.load();
+  std::cout << describe(o.model, model) << "\n";
+  std::vector<std::unique_ptr<Policy>> policies;
+  for (const auto& name : o.policies) policies.push_back(make_policy(name));
+  std::cout << fmt::format("{:>7}  {}", "n", fmt::join(o.policies, "  ")) << "   (median ms per refresh scoring)\n";
+  for (int64_t n : o.sizes) {
+    KvCache cache(model.config(), 1, model.options(), true);
+    const auto ids = random_ids(n, model.config().vocab_size, n);
+    const auto device = model.options().device();
+    for (int64_t begin = 0; begin < n; begin += 512) {
+      const int64_t len = std::min<int64_t>(512, n - begin);
+      model.forward(at::tensor(std::vector<int64_t>(ids.begin() + begin, ids.begin() + begin + len)).unsqueeze(0).to(device),
+                    at::arange(begin, begin + len, at::kLong).unsqueeze(0).to(device), cache);
+    }
+    std::vector<double> ms;
+    for (auto& p : policies) ms.push_back(median_scoring_ms(model, *p, cache, o.repeats));
+    std::string row = fmt::format("{:>7}", n);
+    for (size_t i = 0; i < ms.size(); ++i) row += fmt::format("  {:>{}.2f}", ms[i], o.policies[i].size());
+    if (ms.size() == 2) row += fmt::format("   ratio {:.2f}x", ms[0] / ms[1]);
+    std::cout << row << std::endl;
+  }
+  std::cout << fmt::format("peak RSS {:.1f} MiB\n", peak_rss_kb() / 1024.0);
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks: decode throughput, refresh latency");
+  bench->require_subcommand(1);
+
+  auto decode = std::make_shared<DecodeBenchOptions>();
+  CLI::App* d = bench->add_subcommand("decode", "Prefill and decode tokens/s (full cache, greedy, random prompt)");
+  decode->model.add_to(d);
+  d->add_option("--prompt-len", decode->prompt_len, "Prompt tokens")->capture_default_str();
+  d->add_option("--new", decode->new_tokens, "New tokens")->capture_default_str();
+  d->add_option("--repeats", decode->repeats, "Timed repeats (median reported)")->capture_default_str();
+  d->callback([decode] { run_decode_bench(*decode); });
+
+  auto refresh = std::make_shared<RefreshBenchOptions>();
+  CLI::App* r = bench->add_subcommand("refresh", "Refresh scoring latency vs cache size n, per policy");
+  refresh->model.add_to(r);
+  r->add_option("--n", refresh->sizes, "Cache sizes, comma-separated")->delimiter(',')->capture_default_str();
+  r->add_option("--policy", refresh->policies, "Policies, comma-separated (two: their ratio is printed)")
+      ->delimiter(',')
+      ->capture_default_str();
+  r->add_option("--repeats", refresh->repeats, "Timed repeats (median reported)")->capture_default_str();
+  r->callback([refresh] { run_refresh_bench(*refresh); });
+}
 
 }  // namespace kvbench::cli

@@ -1,0 +1,107 @@
+#include "cache/kv_cache.h"
+
+#include <algorithm>
+
+#include "common/error.h"
+
+namespace kvbench {
+
+KvCache::KvCache(const ModelConfig& config, int64_t batch, at::TensorOptions options, bool keep_last_layer_input)
+    : batch_(batch),
+      kv_heads_(config.num_kv_heads),
+      head_dim_(config.head_dim),
+      hidden_(config.hidden_size),
+      keep_last_layer_input_(keep_last_layer_input),
+      options_(options),
+      keys_(config.num_layers),
+      values_(config.num_layers) {
+  reserve(64);
+}
+
+void KvCache::reserve(int64_t capacity) {
+  if (capacity <= capacity_) return;
+  auto grow = [&](at::Tensor& storage, at::IntArrayRef shape, int64_t dim, at::TensorOptions opts) {
+    at::Tensor fresh = at::empty(shape, opts);
+    if (storage.defined() && size_ + pending_ > 0)
+      fresh.narrow(dim, 0, size_ + pending_).copy_(storage.narrow(dim, 0, size_ + pending_));
+    storage = fresh;
+  };
+  for (size_t l = 0; l < keys_.size(); ++l) {
+    grow(keys_[l], {batch_, kv_heads_, capacity, head_dim_}, 2, options_);
+    grow(values_[l], {batch_, kv_heads_, capacity, head_dim_}, 2, options_);
+  }
+  const auto long_opts = options_.dtype(at::kLong);
+  grow(ids_, {batch_, capacity}, 1, long_opts);
+  grow(positions_, {batch_, capacity}, 1, long_opts);
+  if (keep_last_layer_input_) grow(last_input_, {batch_, capacity, hidden_}, 1, options_);
+  capacity_ = capacity;
+}
+
+at::Tensor KvCache::used(const at::Tensor& storage, int64_t dim) const { return storage.narrow(dim, 0, size_); }
+
+at::Tensor KvCache::keys(int64_t layer) const { return used(keys_.at(layer), 2); }
+at::Tensor KvCache::values(int64_t layer) const { return used(values_.at(layer), 2); }
+at::Tensor KvCache::token_ids() const { return used(ids_, 1); }
+at::Tensor KvCache::positions() const { return used(positions_, 1); }
+at::Tensor KvCache::last_layer_input() const {
+  return keep_last_layer_input_ ? used(last_input_, 1) : at::Tensor();
+}
+
+void KvCache::begin_append(int64_t count) {
+  if (pending_ != 0) fail("KvCache: begin_append while an append is in progress");
+  if (size_ + count > capacity_) reserve(std::max(size_ + count, 2 * capacity_));
+  pending_ = count;
+}
+
+std::pair<at::Tensor, at::Tensor> KvCache::append_layer(int64_t layer, const at::Tensor& k, const at::Tensor& v) {
+  keys_.at(layer).narrow(2, size_, pending_).copy_(k);
+  values_.at(layer).narrow(2, size_, pending_).copy_(v);
+  return {keys_[layer].narrow(2, 0, size_ + pending_), values_[layer].narrow(2, 0, size_ + pending_)};
+}
+
+void KvCache::end_append(const at::Tensor& ids, const at::Tensor& positions, const at::Tensor& last_layer_input) {
+  ids_.narrow(1, size_, pending_).copy_(ids);
+  positions_.narrow(1, size_, pending_).copy_(positions);
+  if (keep_last_layer_input_) last_input_.narrow(1, size_, pending_).copy_(last_layer_input);
+  size_ += pending_;
+  pending_ = 0;
+}
+
+void KvCache::compact(const at::Tensor& keep) {
+  at::Tensor index = keep.to(ids_.device(), at::kLong);
+  if (index.dim() == 1) index = index.unsqueeze(0).expand({batch_, index.size(0)});
+  if (index.dim() != 2 || index.size(0) != batch_) fail("KvCache::compact: keep must be [M] or [B, M]");
+  const int64_t kept = index.size(1);
+  if (kept > 0 && (index.min().item<int64_t>() < 0 || index.max().item<int64_t>() >= size_))
+    fail("KvCache::compact: slot index out of range [0, {})", size_);
+  // Gather into the front of the same storage (a gathered copy is taken first, so overlap is safe).
+  auto gather_into = [&](at::Tensor& storage, int64_t dim, const at::Tensor& idx) {
+    at::Tensor kept_rows = used(storage, dim).gather(dim, idx);
+    storage.narrow(dim, 0, kept).copy_(kept_rows);
+  };
+  for (size_t l = 0; l < keys_.size(); ++l) {
+    auto idx = index.view({batch_, 1, kept, 1}).expand({batch_, kv_heads_, kept, head_dim_});
+    gather_into(keys_[l], 2, idx);
+    gather_into(values_[l], 2, idx);
+  }
+  gather_into(ids_, 1, index);
+  gather_into(positions_, 1, index);
+  if (keep_last_layer_input_) gather_into(last_input_, 1, index.unsqueeze(-1).expand({batch_, kept, hidden_}));
+  size_ = kept;
+}
+
+void KvCache::expand_batch(int64_t batch) {
+  auto replicate = [&](at::Tensor& storage) {
+    std::vector<int64_t> shape(storage.sizes().begin(), storage.sizes().end());
+    shape[0] = batch;
+    storage = storage.narrow(0, 0, 1).expand(shape).contiguous();
+  };
+  for (auto& k : keys_) replicate(k);
+  for (auto& v : values_) replicate(v);
+  replicate(ids_);
+  replicate(positions_);
+  if (keep_last_layer_input_) replicate(last_input_);
+  batch_ = batch;
+}
+
+}  // namespace kvbench

@@ -1,0 +1,54 @@
+// KvCache: per-layer post-RoPE keys/values plus, per entry, its token id and original position, and
+// optionally H^(L-1) (the last layer's input, for counter-causal-fast). Entries can be compacted to
+// any subset: that is all eviction needs. A batch dimension holds independent sequences (rollouts).
+//
+// Storage grows geometrically so appending a token costs O(1) amortised copies, not O(n).
+#pragma once
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "model/config.h"
+
+namespace kvbench {
+
+class KvCache {
+ public:
+  KvCache(const ModelConfig& config, int64_t batch, at::TensorOptions options, bool keep_last_layer_input);
+
+  int64_t size() const { return size_; }
+  int64_t batch() const { return batch_; }
+  int64_t num_layers() const { return static_cast<int64_t>(keys_.size()); }
+  bool keeps_last_layer_input() const { return keep_last_layer_input_; }
+
+  at::Tensor keys(int64_t layer) const;    // [B, KV, N, D]
+  at::Tensor values(int64_t layer) const;  // [B, KV, N, D]
+  at::Tensor token_ids() const;            // [B, N] int64
+  at::Tensor positions() const;            // [B, N] int64, original positions
+  at::Tensor last_layer_input() const;     // [B, N, hidden]; undefined unless kept
+
+  // The forward pass appends T entries: begin_append(T), then per layer append_layer (which returns
+  // the layer's keys/values including the new entries), then end_append with the entries' metadata.
+  void begin_append(int64_t count);
+  std::pair<at::Tensor, at::Tensor> append_layer(int64_t layer, const at::Tensor& k, const at::Tensor& v);
+  void end_append(const at::Tensor& ids, const at::Tensor& positions, const at::Tensor& last_layer_input);
+
+  // Keep only the given slots: `keep` is [M] (same slots for every sequence) or [B, M], ascending.
+  void compact(const at::Tensor& keep);
+  // Replicate sequence 0 into `batch` sequences (rollouts sharing a prefilled prompt).
+  void expand_batch(int64_t batch);
+
+ private:
+  void reserve(int64_t capacity);
+  at::Tensor used(const at::Tensor& storage, int64_t dim) const;
+
+  int64_t batch_, kv_heads_, head_dim_, hidden_;
+  bool keep_last_layer_input_;
+  at::TensorOptions options_;
+  int64_t size_ = 0, pending_ = 0, capacity_ = 0;
+  std::vector<at::Tensor> keys_, values_;  // [B, KV, capacity, D]
+  at::Tensor ids_, positions_;             // [B, capacity]
+  at::Tensor last_input_;                  // [B, capacity, hidden]
+};
+
+}  // namespace kvbench

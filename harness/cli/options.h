@@ -1,0 +1,38 @@
+// Option groups shared by the subcommands that load a model and run a policy.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "engine/generate.h"
+#include "model/model.h"
+
+namespace kvbench::cli {
+
+struct ModelOptions {
+  std::string model;
+  std::string device = "cpu";
+  std::string dtype;  // empty: float32 on CPU, bfloat16 on CUDA
+
+  void add_to(CLI::App* command);
+  at::Device parsed_device() const;
+  at::ScalarType parsed_dtype() const;
+  Model load() const;  // also accepts random:PRESET (see model/random_model.h)
+};
+
+struct PolicyCliOptions {
+  std::string policy = "full";
+  int64_t J = 0;           // 0 = unset
+  int64_t h = 0;           // 0 = J / 4
+  int64_t recent = -1;     // -1 = the policy's default (0; h2o: J/2)
+  std::string frozen = "0";  // a number, or "auto" (= the system prompt's token length, subtracted from J)
+  int64_t min_gap = 0;
+  int64_t sinks = 4;
+  std::string mode = "chunked";
+  uint64_t seed = 0;
+
+  void add_to(CLI::App* command);
+  // The budget for `policy`, with `auto_frozen_tokens` standing in for --frozen auto.
+  CacheBudget budget(const Policy& policy, int64_t auto_frozen_tokens) const;
+};
+
+}  // namespace kvbench::cli

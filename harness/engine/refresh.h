@@ -1,0 +1,25 @@
+// Algorithm 3 (the refresh): score every cached entry, keep J of them (plus frozen and recent), compact.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "policies/policy.h"
+
+namespace kvbench {
+
+struct RefreshRecord {
+  std::string phase;              // "prefill" or "decode"
+  int64_t step = 0;               // prefill chunk index, or decode step (tokens already fed, 1-based)
+  int64_t processed = 0;          // tokens fed to the model so far
+  int64_t size_before = 0, size_after = 0;
+  at::Tensor positions_before;    // [B, N] original positions before the refresh (CPU)
+  at::Tensor scores;              // [B, N] or [B, L, KV, N] float32 (CPU); undefined if the policy has none
+  at::Tensor kept_positions;      // [B, M] or [B, L, KV, M] original positions kept (CPU)
+  int64_t candidates_begin = 0, candidates_end = 0;  // slots that competed: [begin, end)
+  double scoring_ms = 0.0, compaction_ms = 0.0;
+};
+
+RefreshRecord refresh(const Model& model, KvCache& cache, Policy& policy, const CacheBudget& budget);
+
+}  // namespace kvbench

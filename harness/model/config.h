@@ -1,0 +1,48 @@
+// config.json → ModelConfig for the decoder families kvbench runs: llama (incl. llama3 rope scaling),
+// qwen2 (q/k/v biases) and qwen3 (per-head q/k RMSNorm, explicit head_dim).
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace kvbench {
+
+enum class ModelFamily { Llama, Qwen2, Qwen3 };
+
+struct Llama3RopeScaling {
+  double factor = 8.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  int64_t original_max_position_embeddings = 8192;
+};
+
+struct ModelConfig {
+  ModelFamily family = ModelFamily::Llama;
+  std::string model_type;
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  int64_t num_layers = 0;
+  int64_t num_heads = 0;
+  int64_t num_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t vocab_size = 0;
+  int64_t max_position_embeddings = 0;
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  std::optional<Llama3RopeScaling> rope_scaling;
+  bool qkv_bias = false;  // Qwen2 always; Llama when attention_bias
+  bool o_bias = false;    // Llama attention_bias also biases o_proj
+  bool mlp_bias = false;
+  bool qk_norm = false;   // Qwen3
+  bool tie_word_embeddings = false;
+
+  int64_t group_size() const { return num_heads / num_kv_heads; }  // query heads per KV head
+};
+
+// Reads DIR/config.json; throws kvbench::Error naming the file and field on anything missing or unsupported.
+ModelConfig load_model_config(const std::filesystem::path& model_dir);
+
+std::string to_string(ModelFamily family);
+
+}  // namespace kvbench

@@ -1,0 +1,98 @@
+// The decoder (Llama / Qwen2 / Qwen3), readable top to bottom: embed → per layer (RMSNorm → q/k/v
+// [+ Qwen3 q/k-norm] → RoPE at explicit positions → GQA attention over cached K/V → o_proj → residual
+// → RMSNorm → SwiGLU → residual) → final norm → LM head (fp32 logits).
+//
+// The pieces are public because counter-causal scoring re-runs them with fresh queries and an
+// anti-causal mask over cached keys/values (policies/), and training reuses them with autograd on.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cache/kv_cache.h"
+#include "model/config.h"
+
+namespace kvbench {
+
+struct LayerWeights {
+  at::Tensor input_norm, post_attention_norm;
+  at::Tensor q_proj, k_proj, v_proj, o_proj;      // [out, in]
+  at::Tensor q_bias, k_bias, v_bias, o_bias;      // undefined when the family has none
+  at::Tensor q_norm, k_norm;                      // Qwen3: [head_dim]
+  at::Tensor gate_proj, up_proj, down_proj;
+  at::Tensor gate_bias, up_bias, down_bias;
+};
+
+struct ModelWeights {
+  at::Tensor embed_tokens;  // [vocab, hidden]
+  std::vector<LayerWeights> layers;
+  at::Tensor final_norm;
+  at::Tensor lm_head;       // [vocab, hidden]; the embedding itself when tied
+};
+
+enum class AttentionCapture { None, LastLayer, AllLayers };
+
+struct ForwardOptions {
+  bool all_logits = false;  // logits for every new token (else only the last one's)
+  AttentionCapture attention = AttentionCapture::None;  // return the new tokens' attention probabilities
+};
+
+struct ForwardResult {
+  at::Tensor logits;                  // [B, T, V] (or [B, 1, V]) float32
+  // Per captured layer [B, H, T, N] float32, N = cache size after the append (AllLayers: index = layer;
+  // LastLayer: one entry).
+  std::vector<at::Tensor> attention;
+};
+
+struct QueryKeyValue {
+  at::Tensor q;  // [B, H, T, D] post-RoPE
+  at::Tensor k;  // [B, KV, T, D] post-RoPE
+  at::Tensor v;  // [B, KV, T, D]
+};
+
+class Model {
+ public:
+  // Loads DIR (config.json + safetensors); weights are converted to `dtype` on `device`.
+  static Model load(const std::filesystem::path& dir, at::Device device = at::kCPU,
+                    at::ScalarType dtype = at::kFloat);
+  // A model from weights already in memory (random-weight benchmarks, training).
+  static Model from_weights(ModelConfig config, ModelWeights weights);
+
+  const ModelConfig& config() const { return config_; }
+  const ModelWeights& weights() const { return weights_; }
+  at::TensorOptions options() const { return weights_.embed_tokens.options(); }
+
+  // Causal forward of new tokens ids [B, T] at original positions [B, T] against `cache`, to which
+  // their keys/values (and H^(L-1) if the cache keeps it) are appended.
+  ForwardResult forward(const at::Tensor& ids, const at::Tensor& positions, KvCache& cache,
+                        const ForwardOptions& options = {}) const;
+
+  // --- pieces ---
+  at::Tensor embed(const at::Tensor& ids) const;
+  at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
+  QueryKeyValue project(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const;
+  at::Tensor query(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const;
+  // Attention of q [B, H, T, D] over k/v [B, KV, N, D] (GQA by head groups, K/V never repeated).
+  // `allowed` is a bool mask broadcastable to [B, T, N]; rows with no allowed key yield 0.
+  at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& allowed,
+                    at::Tensor* probs_out = nullptr) const;
+  at::Tensor attention_residual(int64_t layer, const at::Tensor& x, const at::Tensor& attended) const;
+  at::Tensor mlp_residual(int64_t layer, const at::Tensor& x) const;
+  at::Tensor logits(const at::Tensor& x) const;  // final norm + LM head, float32
+
+ private:
+  at::Tensor rope(const at::Tensor& x, const at::Tensor& positions) const;
+
+  ModelConfig config_;
+  ModelWeights weights_;
+  at::Tensor inv_freq_;  // [head_dim / 2] float32 on the model's device
+};
+
+// Parses "cpu", "cuda", "cuda:1" and "float32|fp32", "bfloat16|bf16", "float16|fp16".
+at::Device parse_device(const std::string& text);
+at::ScalarType parse_dtype(const std::string& text);
+std::string dtype_name(at::ScalarType dtype);
+
+}  // namespace kvbench

@@ -1,0 +1,57 @@
+// Safetensors checkpoints: one file or shards listed in model.safetensors.index.json, memory-mapped,
+// validated up front (header bounds, dtypes, offsets) so a bad file fails with its name, not a crash.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kvbench {
+
+struct TensorInfo {
+  std::string dtype;            // "F32", "BF16", "F16", ...
+  std::vector<int64_t> shape;
+  size_t begin = 0, end = 0;    // byte offsets into the data section
+};
+
+class SafetensorsFile {
+ public:
+  explicit SafetensorsFile(const std::filesystem::path& path);
+  ~SafetensorsFile();
+  SafetensorsFile(const SafetensorsFile&) = delete;
+  SafetensorsFile& operator=(const SafetensorsFile&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  const std::map<std::string, TensorInfo>& tensors() const { return tensors_; }
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
+  // A copy of the tensor on `device` in `dtype` (the mapping is never aliased).
+  at::Tensor load(const std::string& name, at::Device device, at::ScalarType dtype) const;
+
+ private:
+  std::filesystem::path path_;
+  const uint8_t* data_ = nullptr;  // whole mapped file
+  size_t size_ = 0;
+  size_t data_start_ = 0;
+  std::map<std::string, TensorInfo> tensors_;
+  std::map<std::string, std::string> metadata_;
+};
+
+// All tensors of a model directory, whether in one file or sharded.
+class Checkpoint {
+ public:
+  explicit Checkpoint(const std::filesystem::path& model_dir);
+  bool contains(const std::string& name) const { return where_.count(name) > 0; }
+  const TensorInfo& info(const std::string& name) const;
+  const SafetensorsFile& file_of(const std::string& name) const;
+  at::Tensor load(const std::string& name, at::Device device, at::ScalarType dtype) const;
+  std::string describe_files() const;  // for error messages
+
+ private:
+  std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::map<std::string, const SafetensorsFile*> where_;
+};
+
+}  // namespace kvbench

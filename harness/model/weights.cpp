@@ -1,0 +1,86 @@
+#include "model/weights.h"
+
+#include <fmt/ranges.h>
+
+#include "common/error.h"
+#include "model/safetensors.h"
+
+namespace kvbench {
+
+namespace {
+
+class WeightLoader {
+ public:
+  WeightLoader(const std::filesystem::path& dir, at::Device device, at::ScalarType dtype)
+      : checkpoint_(dir), device_(device), dtype_(dtype) {}
+
+  bool has(const std::string& name) const { return checkpoint_.contains(name); }
+
+  at::Tensor load(const std::string& name, std::vector<int64_t> expected) const {
+    const TensorInfo& info = checkpoint_.info(name);  // throws "missing tensor" naming the files
+    if (info.shape != expected)
+      fail("{}: tensor \"{}\" has shape [{}], expected [{}] from config.json", checkpoint_.file_of(name).path().string(),
+           name, fmt::join(info.shape, ", "), fmt::join(expected, ", "));
+    return checkpoint_.load(name, device_, dtype_);
+  }
+
+  at::Tensor load_if(bool present, const std::string& name, std::vector<int64_t> expected) const {
+    return present ? load(name, std::move(expected)) : at::Tensor();
+  }
+
+ private:
+  Checkpoint checkpoint_;
+  at::Device device_;
+  at::ScalarType dtype_;
+};
+
+LayerWeights load_layer(const WeightLoader& w, const ModelConfig& c, int64_t layer) {
+  const std::string p = fmt::format("model.layers.{}.", layer);
+  const int64_t hidden = c.hidden_size, inter = c.intermediate_size;
+  const int64_t q_out = c.num_heads * c.head_dim, kv_out = c.num_kv_heads * c.head_dim;
+  LayerWeights l;
+  l.input_norm = w.load(p + "input_layernorm.weight", {hidden});
+  l.post_attention_norm = w.load(p + "post_attention_layernorm.weight", {hidden});
+  l.q_proj = w.load(p + "self_attn.q_proj.weight", {q_out, hidden});
+  l.k_proj = w.load(p + "self_attn.k_proj.weight", {kv_out, hidden});
+  l.v_proj = w.load(p + "self_attn.v_proj.weight", {kv_out, hidden});
+  l.o_proj = w.load(p + "self_attn.o_proj.weight", {hidden, q_out});
+  l.q_bias = w.load_if(c.qkv_bias, p + "self_attn.q_proj.bias", {q_out});
+  l.k_bias = w.load_if(c.qkv_bias, p + "self_attn.k_proj.bias", {kv_out});
+  l.v_bias = w.load_if(c.qkv_bias, p + "self_attn.v_proj.bias", {kv_out});
+  l.o_bias = w.load_if(c.o_bias, p + "self_attn.o_proj.bias", {hidden});
+  l.q_norm = w.load_if(c.qk_norm, p + "self_attn.q_norm.weight", {c.head_dim});
+  l.k_norm = w.load_if(c.qk_norm, p + "self_attn.k_norm.weight", {c.head_dim});
+  l.gate_proj = w.load(p + "mlp.gate_proj.weight", {inter, hidden});
+  l.up_proj = w.load(p + "mlp.up_proj.weight", {inter, hidden});
+  l.down_proj = w.load(p + "mlp.down_proj.weight", {hidden, inter});
+  l.gate_bias = w.load_if(c.mlp_bias, p + "mlp.gate_proj.bias", {inter});
+  l.up_bias = w.load_if(c.mlp_bias, p + "mlp.up_proj.bias", {inter});
+  l.down_bias = w.load_if(c.mlp_bias, p + "mlp.down_proj.bias", {hidden});
+  return l;
+}
+
+}  // namespace
+
+ModelWeights load_weights(const std::filesystem::path& dir, const ModelConfig& c, at::Device device,
+                          at::ScalarType dtype) {
+  WeightLoader w(dir, device, dtype);
+  const std::vector<int64_t> table_shape = {c.vocab_size, c.hidden_size};
+  const bool has_embed = w.has("model.embed_tokens.weight"), has_head = w.has("lm_head.weight");
+  ModelWeights m;
+  // Tied checkpoints store one table: HF drops lm_head.weight, some exporters keep only lm_head.weight
+  // (tinystories-656k's header maps the embedding to it).
+  if (has_embed)
+    m.embed_tokens = w.load("model.embed_tokens.weight", table_shape);
+  else if (has_head && c.tie_word_embeddings)
+    m.embed_tokens = w.load("lm_head.weight", table_shape);
+  else
+    m.embed_tokens = w.load("model.embed_tokens.weight", table_shape);  // reports the missing tensor
+  // Absent lm_head.weight means tied (how HF saves tied models).
+  m.lm_head = has_head && has_embed ? w.load("lm_head.weight", table_shape) : m.embed_tokens;
+  m.final_norm = w.load("model.norm.weight", {c.hidden_size});
+  for (int64_t layer = 0; layer < c.num_layers; ++layer) m.layers.push_back(load_layer(w, c, layer));
+  return m;
+}
+
+}  // namespace kvbench

@@ -1,0 +1,30 @@
+// counter-causal: s_i = 1 − P(x_i | x_{i+1..t}), approximated by one anti-causal pass of the whole
+// model over the cached tokens, reusing every layer's cached K/V and computing only fresh queries.
+// The entries whose own token is most predictable from their future (highest logit) are evicted.
+// Qwen3's q-norm is applied to the fresh queries (the reference code forgets it).
+#include "policies/anticausal.h"
+
+namespace kvbench {
+
+namespace {
+class CounterCausalPolicy final : public Policy {
+ public:
+  std::string name() const override { return "counter-causal"; }
+  KeepRule keep_rule(const CacheBudget& budget) const override { return counter_causal_keep_rule(budget); }
+  at::Tensor score(const ScoringContext& context) override {
+    const Model& model = context.model;
+    at::Tensor x = model.embed(context.cache.token_ids());
+    for (int64_t l = 0; l < model.config().num_layers; ++l) {
+      x = anticausal_attention_residual(model, context.cache, l, x, context.budget.min_gap);
+      x = model.mlp_residual(l, x);
+    }
+    return own_token_logits(model, context.cache, x);
+  }
+};
+}  // namespace
+
+std::unique_ptr<Policy> make_counter_causal_policy(const PolicyOptions&) {
+  return std::make_unique<CounterCausalPolicy>();
+}
+
+}  // namespace kvbench

@@ -1,0 +1,81 @@
+// The policy interface. A policy *scores* cache entries (and may observe decoding steps); the budget
+// allocator (engine/budget.h) turns scores into keep sets, so every scorer combines with every
+// allocation. A policy never reaches into the engine: it sees a narrow ScoringContext.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/kv_cache.h"
+#include "model/model.h"
+
+namespace kvbench {
+
+// The cache budget of the paper: persistent memory J, refresh every h tokens, a frozen prefix that
+// never leaves, a recent window that always stays, and min_gap for the counter-causal mask.
+struct CacheBudget {
+  int64_t J = 0;
+  int64_t h = 0;
+  int64_t recent = 0;
+  int64_t frozen = 0;
+  int64_t min_gap = 0;
+  int64_t sinks = 4;                    // streaming / kvpop attention sinks
+  enum class Mode { Chunked, PrefillEnd } mode = Mode::Chunked;
+};
+
+// What the engine must capture for a policy during causal steps.
+struct PolicyNeeds {
+  bool last_layer_input = false;                   // H^(L-1) per cached entry (counter-causal-fast)
+  AttentionCapture step_attention = AttentionCapture::None;  // attention of every forward (tova, h2o-true)
+};
+
+enum class Granularity { Token, PerKvHead };
+
+// How scores become a keep set (see engine/budget.h).
+struct KeepRule {
+  bool keep_lowest = false;     // counter-causal keeps the least predictable entries
+  int64_t recent = 0;           // effective recent window (always kept)
+  Granularity granularity = Granularity::Token;
+};
+
+struct ScoringContext {
+  const Model& model;
+  const KvCache& cache;
+  const CacheBudget& budget;
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  virtual std::string name() const = 0;
+  virtual PolicyNeeds needs() const { return {}; }
+  virtual KeepRule keep_rule(const CacheBudget& budget) const { return {false, budget.recent, Granularity::Token}; }
+  // The recent window when the user gives none (the reference: 0, H2O: J/2).
+  virtual int64_t default_recent(int64_t J) const { return 0; }
+  // False for `full`: the cache is never refreshed.
+  virtual bool evicts() const { return true; }
+  // One score per entry: [B, N] (token level) or [B, L, KV, N] (per KV head); undefined = no scores
+  // (the allocator then keeps by position alone, e.g. sliding).
+  virtual at::Tensor score(const ScoringContext& context) = 0;
+  // Called after every causal forward (prefill chunk or decode step) with what needs() asked for.
+  virtual void observe(const ForwardResult& step, const KvCache& cache) {}
+  // The cache kept `keep` ([B, M] token level or per layer [B, KV, M] per head); compact any state.
+  virtual void on_compact(const at::Tensor& keep) {}
+  // Sequence 0's state is replicated into `batch` rollouts after the shared prefill.
+  virtual void expand_batch(int64_t batch) {}
+  // A new generation starts (state from the previous sample is dropped unless a policy says otherwise).
+  virtual void reset() {}
+};
+
+struct PolicyOptions {
+  uint64_t seed = 0;               // random policy
+  bool h2o_leak_across_samples = false;  // reproduce the reference hook's accumulator leak
+  std::string scorer_path;         // kvpop learned scorer
+};
+
+std::unique_ptr<Policy> make_policy(const std::string& name, const PolicyOptions& options = {});
+std::vector<std::string> policy_names();
+
+}  // namespace kvbench

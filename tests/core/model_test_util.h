@@ -1,0 +1,57 @@
+// Helpers shared by the core tests: running a model over ids and reading reference JSON.
+#pragma once
+#include <ATen/ATen.h>
+
+#include <vector>
+
+#include "common/json_file.h"
+#include "model/model.h"
+
+namespace kvbench::testing {
+
+inline at::Tensor ids_tensor(const std::vector<int64_t>& ids) {
+  return at::tensor(ids, at::kLong).unsqueeze(0);
+}
+
+inline at::Tensor position_range(int64_t begin, int64_t count) {
+  return at::arange(begin, begin + count, at::kLong).unsqueeze(0);
+}
+
+// Logits [T, V] of a whole sequence fed in chunks of `chunk` tokens through one growing cache.
+inline at::Tensor chunked_logits(const Model& model, const std::vector<int64_t>& ids, int64_t chunk) {
+  KvCache cache(model.config(), 1, model.options(), false);
+  std::vector<at::Tensor> out;
+  for (int64_t begin = 0; begin < static_cast<int64_t>(ids.size()); begin += chunk) {
+    const int64_t n = std::min<int64_t>(chunk, static_cast<int64_t>(ids.size()) - begin);
+    std::vector<int64_t> part(ids.begin() + begin, ids.begin() + begin + n);
+    out.push_back(model.forward(ids_tensor(part), position_range(begin, n), cache, {true}).logits[0]);
+  }
+  return at::cat(out, 0);
+}
+
+// Greedy continuation through the cache one token at a time (the plain decode path).
+inline std::vector<int64_t> greedy(const Model& model, const std::vector<int64_t>& prompt, int64_t max_new,
+                                   int64_t stop_id = -1) {
+  KvCache cache(model.config(), 1, model.options(), false);
+  at::Tensor logits = model.forward(ids_tensor(prompt), position_range(0, prompt.size()), cache).logits;
+  std::vector<int64_t> generated;
+  for (int64_t step = 0; step < max_new; ++step) {
+    const int64_t next = logits[0][-1].argmax().item<int64_t>();
+    generated.push_back(next);
+    if (next == stop_id || step + 1 == max_new) break;
+    logits = model.forward(ids_tensor({next}), position_range(prompt.size() + step, 1), cache).logits;
+  }
+  return generated;
+}
+
+inline at::Tensor json_matrix(const json& rows) {
+  std::vector<at::Tensor> out;
+  for (const auto& row : rows) out.push_back(at::tensor(row.get<std::vector<float>>(), at::kFloat));
+  return at::stack(out);
+}
+
+inline double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
+  return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
+}
+
+}  // namespace kvbench::testing

@@ -1,0 +1,75 @@
+// The refresh engine against golden runs of the independent numpy reference
+// (../shared/tools/ref_refresh.py, stored in stories260K/reference/refresh/): generated ids, the
+// positions before and after every refresh, and the scores.
+#include "torch_catch.h"
+
+#include "engine/generate.h"
+#include "model_test_util.h"
+#include "test_support.h"
+
+using namespace kvbench;
+using namespace kvbench::testing;
+
+namespace {
+
+std::string policy_name(const std::string& reference_name) {
+  if (reference_name == "counter_causal") return "counter-causal";
+  if (reference_name == "counter_fast") return "counter-causal-fast";
+  return reference_name;
+}
+
+GenerationSettings settings_from(const json& params) {
+  GenerationSettings s;
+  s.budget.J = params.at("J");
+  s.budget.h = params.at("h");
+  s.budget.recent = params.at("recent");
+  s.budget.frozen = params.at("frozen");
+  s.budget.min_gap = params.at("min_gap");
+  s.budget.mode = params.at("mode") == "chunked" ? CacheBudget::Mode::Chunked : CacheBudget::Mode::PrefillEnd;
+  s.max_new_tokens = params.at("max_new");
+  s.eos_ids = params.at("stop").get<std::vector<int64_t>>();
+  return s;
+}
+
+std::vector<int64_t> to_vector(const at::Tensor& t) {
+  const at::Tensor c = t.to(at::kLong).contiguous();
+  return {c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()};
+}
+
+}  // namespace
+
+TEST_CASE("refresh engine reproduces ref_refresh.py golden runs for every reference policy", "[refresh][reference]") {
+  KVBENCH_REQUIRE_SHARED("models/stories260K/reference/refresh");
+  const auto dir = shared_dir() / "models/stories260K";
+  const Model model = Model::load(dir);
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir / "reference/refresh")) {
+    if (entry.path().extension() != ".json") continue;
+    ++files;
+    const json golden = read_json_file(entry.path());
+    INFO(entry.path().filename().string());
+    auto policy = make_policy(policy_name(golden.at("policy")));
+    const GenerationResult result =
+        generate(model, *policy, golden.at("prompt_ids").get<std::vector<int64_t>>(), settings_from(golden.at("params")));
+    CHECK(result.rollouts[0].generated == golden.at("generated").get<std::vector<int64_t>>());
+    const json& refreshes = golden.at("refreshes");
+    REQUIRE(result.refreshes.size() == refreshes.size());
+    for (size_t r = 0; r < refreshes.size(); ++r) {
+      const json& expected = refreshes[r];
+      const RefreshRecord& got = result.refreshes[r];
+      INFO("refresh " << r << " (" << expected.at("phase").get<std::string>() << ")");
+      CHECK(got.phase == expected.at("phase").get<std::string>());
+      CHECK(got.step == (got.phase == "prefill" ? expected.at("chunk") : expected.at("step")).get<int64_t>());
+      CHECK(got.processed == expected.at("processed").get<int64_t>());
+      CHECK(to_vector(got.positions_before[0]) == expected.at("positions_before").get<std::vector<int64_t>>());
+      CHECK(to_vector(got.kept_positions[0]) == expected.at("kept").get<std::vector<int64_t>>());
+      if (!expected.at("scores").is_null()) {
+        REQUIRE(got.scores.defined());
+        const at::Tensor want = at::tensor(expected.at("scores").get<std::vector<float>>(), at::kFloat);
+        // Absolute 1e-4 on counter-causal logits; accumulated h2o/importance scores are O(1) too.
+        CHECK(max_abs_diff(got.scores[0], want) < 1e-4);
+      }
+    }
+  }
+  CHECK(files >= 12);
+}
