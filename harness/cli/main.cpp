@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   kvbench::cli::add_tokenize_command(app);
   kvbench::cli::add_bench_command(app);
   kvbench::cli::add_grade_command(app);
+  kvbench::cli::add_run_command(app);
+  kvbench::cli::add_sweep_command(app);
+  kvbench::cli::add_report_command(app);
 
   try {
     app.parse(argc, argv);
