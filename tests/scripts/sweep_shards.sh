@@ -71,6 +71,12 @@ for policy in ("sliding", "counter-causal"):
     assert abs(float(cell.split()[0]) - expected) < 5e-4, (policy, cell, expected)
 print("report cells match h5py recomputation")
 PY
+# Plots (matplotlib, headless) from the same files.
+src=$(cd "$here/../.." && pwd)
+/usr/bin/python3 "$src/scripts/plot_accuracy_vs_j.py" "$work/full"/*.h5 --out "$work/acc.png" > /dev/null
+/usr/bin/python3 "$src/scripts/plot_latency.py" "$work/full"/*.h5 --out "$work/lat.png" > /dev/null
+/usr/bin/python3 "$src/scripts/plot_retention.py" "$(ls "$work/full"/*counter-causal__J32*s0*.h5)" --out "$work/ret.png" > /dev/null
+for png in acc lat ret; do [[ $(head -c 4 "$work/$png.png" | tail -c 3) == PNG ]] || fail "$png.png is not a PNG"; done
 expect_error "several J values" "$KVBENCH" report "$work/full"/*.h5 --table policies
 
 # Malformed configs name the file and the field.
