@@ -248,4 +248,26 @@ std::vector<std::vector<int64_t>> read_int_sequence_column(const Location& at, c
   return values;
 }
 
+void read_attribute(const Location& at, const std::string& name, std::string& value) {
+  value = read_string_attribute(at, name);
+}
+void read_attribute(const Location& at, const std::string& name, int64_t& value) {
+  value = read_int_attribute(at, name);
+}
+void read_attribute(const Location& at, const std::string& name, double& value) {
+  value = read_double_attribute(at, name);
+}
+void read_column(const Location& at, const std::string& name, std::vector<std::string>& values) {
+  values = read_string_column(at, name);
+}
+void read_column(const Location& at, const std::string& name, std::vector<int64_t>& values) {
+  values = read_int_column(at, name);
+}
+void read_column(const Location& at, const std::string& name, std::vector<double>& values) {
+  values = read_double_column(at, name);
+}
+void read_column(const Location& at, const std::string& name, std::vector<std::vector<int64_t>>& values) {
+  values = read_int_sequence_column(at, name);
+}
+
 }  // namespace kvbench::h5

@@ -58,4 +58,13 @@ std::vector<double> read_double_column(const Location& at, const std::string& na
 std::vector<std::string> read_string_column(const Location& at, const std::string& name);
 std::vector<std::vector<int64_t>> read_int_sequence_column(const Location& at, const std::string& name);
 
+// Overloads by element type, for code generic over a struct's fields.
+void read_attribute(const Location& at, const std::string& name, std::string& value);
+void read_attribute(const Location& at, const std::string& name, int64_t& value);
+void read_attribute(const Location& at, const std::string& name, double& value);
+void read_column(const Location& at, const std::string& name, std::vector<std::string>& values);
+void read_column(const Location& at, const std::string& name, std::vector<int64_t>& values);
+void read_column(const Location& at, const std::string& name, std::vector<double>& values);
+void read_column(const Location& at, const std::string& name, std::vector<std::vector<int64_t>>& values);
+
 }  // namespace kvbench::h5

@@ -1,6 +1,7 @@
 #include "io/results.h"
 
 #include <map>
+#include <tuple>
 
 #include "common/error.h"
 #include "io/hdf5.h"
@@ -12,7 +13,83 @@ namespace {
 
 constexpr int64_t kSchemaVersion = 1;
 
-// Gathers one field of every element into a column.
+// A struct's stored fields: (name in the file, member) per element type. One table per struct drives
+// writing, reading and the journal's JSON, so the three can never disagree.
+template <class T>
+struct Fields {
+  std::vector<std::pair<const char*, std::string T::*>> strings;
+  std::vector<std::pair<const char*, int64_t T::*>> ints;
+  std::vector<std::pair<const char*, double T::*>> doubles;
+  std::vector<std::pair<const char*, std::vector<int64_t> T::*>> sequences;
+};
+
+// kSequences = false for attributes, which are scalars.
+template <bool kSequences = true, class T, class F>
+void for_each_field(const Fields<T>& fields, F visit) {
+  for (const auto& [name, member] : fields.strings) visit(name, member);
+  for (const auto& [name, member] : fields.ints) visit(name, member);
+  for (const auto& [name, member] : fields.doubles) visit(name, member);
+  if constexpr (kSequences)
+    for (const auto& [name, member] : fields.sequences) visit(name, member);
+}
+
+const Fields<RunInfo> kInfoFields = {{{"kvbench_version", &RunInfo::kvbench_version},
+                                      {"git_commit", &RunInfo::git_commit},
+                                      {"config", &RunInfo::config_json},
+                                      {"torch_version", &RunInfo::torch_version},
+                                      {"device", &RunInfo::device},
+                                      {"dtype", &RunInfo::dtype},
+                                      {"host", &RunInfo::host},
+                                      {"start_time", &RunInfo::start_time},
+                                      {"end_time", &RunInfo::end_time}}};
+
+const Fields<Summary> kSummaryFields = {{},
+                                        {{"samples", &Summary::samples}, {"rows", &Summary::rows}},
+                                        {{"score", &Summary::score},
+                                         {"score_ci_low", &Summary::score_ci_low},
+                                         {"score_ci_high", &Summary::score_ci_high},
+                                         {"pred_none_rate", &Summary::pred_none_rate},
+                                         {"mean_generated_length", &Summary::mean_generated_length}}};
+
+// pred / pred_none and generated_length are derived columns, handled beside the table.
+const Fields<ResultRow> kRowFields = {{{"sample_id", &ResultRow::sample_id},
+                                       {"stop_reason", &ResultRow::stop_reason},
+                                       {"output", &ResultRow::output},
+                                       {"gold", &ResultRow::gold}},
+                                      {{"rollout", &ResultRow::rollout},
+                                       {"seed", &ResultRow::seed},
+                                       {"prompt_length", &ResultRow::prompt_length},
+                                       {"refresh_count", &ResultRow::refresh_count},
+                                       {"peak_cache_size", &ResultRow::peak_cache_size}},
+                                      {{"score", &ResultRow::score},
+                                       {"wall_seconds", &ResultRow::wall_seconds},
+                                       {"mean_cache_size", &ResultRow::mean_cache_size}},
+                                      {{"generated_ids", &ResultRow::generated_ids}}};
+
+const Fields<RefreshTrace> kTraceFields = {{{"phase", &RefreshTrace::phase}},
+                                           {{"row", &RefreshTrace::row},
+                                            {"step", &RefreshTrace::step},
+                                            {"processed", &RefreshTrace::processed},
+                                            {"size_before", &RefreshTrace::size_before},
+                                            {"size_after", &RefreshTrace::size_after},
+                                            {"layers", &RefreshTrace::layers},
+                                            {"kv_heads", &RefreshTrace::kv_heads}},
+                                           {{"scoring_ms", &RefreshTrace::scoring_ms},
+                                            {"compaction_ms", &RefreshTrace::compaction_ms}},
+                                           {{"kept_positions", &RefreshTrace::kept_positions}}};
+
+template <class T>
+void write_attributes(const h5::Location& at, const T& value, const Fields<T>& fields) {
+  for_each_field<false>(fields, [&](const char* name, auto member) { h5::write_attribute(at, name, value.*member); });
+}
+
+template <class T>
+T read_attributes(const h5::Location& at, const Fields<T>& fields) {
+  T value;
+  for_each_field<false>(fields, [&](const char* name, auto member) { h5::read_attribute(at, name, value.*member); });
+  return value;
+}
+
 template <class T, class F>
 auto column(const std::vector<T>& items, F field) {
   std::vector<std::decay_t<decltype(field(items.front()))>> values;
@@ -20,137 +97,56 @@ auto column(const std::vector<T>& items, F field) {
   return values;
 }
 
-void write_info(const h5::Location& root, const RunInfo& info) {
-  h5::write_attribute(root, "schema_version", kSchemaVersion);
-  h5::write_attribute(root, "kvbench_version", info.kvbench_version);
-  h5::write_attribute(root, "git_commit", info.git_commit);
-  h5::write_attribute(root, "config", info.config_json);
-  h5::write_attribute(root, "torch_version", info.torch_version);
-  h5::write_attribute(root, "device", info.device);
-  h5::write_attribute(root, "dtype", info.dtype);
-  h5::write_attribute(root, "host", info.host);
-  h5::write_attribute(root, "start_time", info.start_time);
-  h5::write_attribute(root, "end_time", info.end_time);
+template <class T>
+void write_columns(const h5::Location& at, const std::vector<T>& items, const Fields<T>& fields) {
+  for_each_field(fields, [&](const char* name, auto member) {
+    h5::write_column(at, name, column(items, [&](const T& item) { return item.*member; }));
+  });
 }
 
-RunInfo read_info(const h5::Location& root) {
-  RunInfo info;
-  info.kvbench_version = h5::read_string_attribute(root, "kvbench_version");
-  info.git_commit = h5::read_string_attribute(root, "git_commit");
-  info.config_json = h5::read_string_attribute(root, "config");
-  info.torch_version = h5::read_string_attribute(root, "torch_version");
-  info.device = h5::read_string_attribute(root, "device");
-  info.dtype = h5::read_string_attribute(root, "dtype");
-  info.host = h5::read_string_attribute(root, "host");
-  info.start_time = h5::read_string_attribute(root, "start_time");
-  info.end_time = h5::read_string_attribute(root, "end_time");
-  return info;
+// `count` items from the group's columns.
+template <class T>
+std::vector<T> read_columns(const h5::Location& at, size_t count, const Fields<T>& fields) {
+  std::vector<T> items(count);
+  for_each_field(fields, [&](const char* name, auto member) {
+    std::vector<std::decay_t<decltype(items.front().*member)>> values;
+    h5::read_column(at, name, values);
+    if (values.size() != count) fail("{}/{}: {} values, expected {}", at.where, name, values.size(), count);
+    for (size_t i = 0; i < count; ++i) items[i].*member = std::move(values[i]);
+  });
+  return items;
 }
 
-void write_summary(const h5::Location& group, const Summary& s) {
-  h5::write_attribute(group, "samples", s.samples);
-  h5::write_attribute(group, "rows", s.rows);
-  h5::write_attribute(group, "score", s.score);
-  h5::write_attribute(group, "score_ci_low", s.score_ci_low);
-  h5::write_attribute(group, "score_ci_high", s.score_ci_high);
-  h5::write_attribute(group, "pred_none_rate", s.pred_none_rate);
-  h5::write_attribute(group, "mean_generated_length", s.mean_generated_length);
+template <class T>
+json fields_to_json(const T& value, const Fields<T>& fields) {
+  json out;
+  for_each_field(fields, [&](const char* name, auto member) { out[name] = value.*member; });
+  return out;
 }
 
-Summary read_summary(const h5::Location& group) {
-  Summary s;
-  s.samples = h5::read_int_attribute(group, "samples");
-  s.rows = h5::read_int_attribute(group, "rows");
-  s.score = h5::read_double_attribute(group, "score");
-  s.score_ci_low = h5::read_double_attribute(group, "score_ci_low");
-  s.score_ci_high = h5::read_double_attribute(group, "score_ci_high");
-  s.pred_none_rate = h5::read_double_attribute(group, "pred_none_rate");
-  s.mean_generated_length = h5::read_double_attribute(group, "mean_generated_length");
-  return s;
+template <class T>
+T fields_from_json(const json& in, const Fields<T>& fields) {
+  T value;
+  for_each_field(fields, [&](const char* name, auto member) { in.at(name).get_to(value.*member); });
+  return value;
 }
 
 void write_rows(const h5::Location& group, const std::vector<ResultRow>& rows) {
-  h5::write_column(group, "sample_id", column(rows, [](const ResultRow& r) { return r.sample_id; }));
-  h5::write_column(group, "rollout", column(rows, [](const ResultRow& r) { return r.rollout; }));
-  h5::write_column(group, "seed", column(rows, [](const ResultRow& r) { return r.seed; }));
-  h5::write_column(group, "prompt_length", column(rows, [](const ResultRow& r) { return r.prompt_length; }));
-  h5::write_column(group, "generated_ids", column(rows, [](const ResultRow& r) { return r.generated_ids; }));
-  h5::write_column(group, "generated_length",
-                   column(rows, [](const ResultRow& r) { return static_cast<int64_t>(r.generated_ids.size()); }));
-  h5::write_column(group, "stop_reason", column(rows, [](const ResultRow& r) { return r.stop_reason; }));
-  h5::write_column(group, "output", column(rows, [](const ResultRow& r) { return r.output; }));
+  write_columns(group, rows, kRowFields);
   h5::write_column(group, "pred", column(rows, [](const ResultRow& r) { return r.pred.value_or(""); }));
   h5::write_column(group, "pred_none", column(rows, [](const ResultRow& r) { return int64_t{!r.pred}; }));
-  h5::write_column(group, "gold", column(rows, [](const ResultRow& r) { return r.gold; }));
-  h5::write_column(group, "score", column(rows, [](const ResultRow& r) { return r.score; }));
-  h5::write_column(group, "wall_seconds", column(rows, [](const ResultRow& r) { return r.wall_seconds; }));
-  h5::write_column(group, "refresh_count", column(rows, [](const ResultRow& r) { return r.refresh_count; }));
-  h5::write_column(group, "mean_cache_size", column(rows, [](const ResultRow& r) { return r.mean_cache_size; }));
-  h5::write_column(group, "peak_cache_size", column(rows, [](const ResultRow& r) { return r.peak_cache_size; }));
+  h5::write_column(group, "generated_length",
+                   column(rows, [](const ResultRow& r) { return static_cast<int64_t>(r.generated_ids.size()); }));
 }
 
 std::vector<ResultRow> read_rows(const h5::Location& group) {
-  const auto ids = h5::read_string_column(group, "sample_id");
-  const auto rollout = h5::read_int_column(group, "rollout");
-  const auto seed = h5::read_int_column(group, "seed");
-  const auto prompt_length = h5::read_int_column(group, "prompt_length");
-  const auto generated = h5::read_int_sequence_column(group, "generated_ids");
-  const auto stop_reason = h5::read_string_column(group, "stop_reason");
-  const auto output = h5::read_string_column(group, "output");
   const auto pred = h5::read_string_column(group, "pred");
   const auto pred_none = h5::read_int_column(group, "pred_none");
-  const auto gold = h5::read_string_column(group, "gold");
-  const auto score = h5::read_double_column(group, "score");
-  const auto wall = h5::read_double_column(group, "wall_seconds");
-  const auto refresh_count = h5::read_int_column(group, "refresh_count");
-  const auto mean_cache = h5::read_double_column(group, "mean_cache_size");
-  const auto peak_cache = h5::read_int_column(group, "peak_cache_size");
-  for (size_t length : {rollout.size(), seed.size(), generated.size(), score.size(), peak_cache.size()})
-    if (length != ids.size()) fail("{}: row columns have different lengths", group.where);
-  std::vector<ResultRow> rows(ids.size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    ResultRow& r = rows[i];
-    r = {ids[i], rollout[i], seed[i], prompt_length[i], generated[i], stop_reason[i], output[i],
-         pred_none[i] ? std::nullopt : std::optional<std::string>(pred[i]), gold[i], score[i], wall[i],
-         refresh_count[i], mean_cache[i], peak_cache[i]};
-  }
+  if (pred.size() != pred_none.size()) fail("{}: pred and pred_none have different lengths", group.where);
+  std::vector<ResultRow> rows = read_columns(group, pred.size(), kRowFields);
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (!pred_none[i]) rows[i].pred = pred[i];
   return rows;
-}
-
-void write_refreshes(const h5::Location& group, const std::vector<RefreshTrace>& traces) {
-  using T = RefreshTrace;
-  h5::write_column(group, "row", column(traces, [](const T& t) { return t.row; }));
-  h5::write_column(group, "phase", column(traces, [](const T& t) { return t.phase; }));
-  h5::write_column(group, "step", column(traces, [](const T& t) { return t.step; }));
-  h5::write_column(group, "processed", column(traces, [](const T& t) { return t.processed; }));
-  h5::write_column(group, "size_before", column(traces, [](const T& t) { return t.size_before; }));
-  h5::write_column(group, "size_after", column(traces, [](const T& t) { return t.size_after; }));
-  h5::write_column(group, "layers", column(traces, [](const T& t) { return t.layers; }));
-  h5::write_column(group, "kv_heads", column(traces, [](const T& t) { return t.kv_heads; }));
-  h5::write_column(group, "kept_positions", column(traces, [](const T& t) { return t.kept_positions; }));
-  h5::write_column(group, "scoring_ms", column(traces, [](const T& t) { return t.scoring_ms; }));
-  h5::write_column(group, "compaction_ms", column(traces, [](const T& t) { return t.compaction_ms; }));
-}
-
-std::vector<RefreshTrace> read_refreshes(const h5::Location& group) {
-  const auto row = h5::read_int_column(group, "row");
-  const auto phase = h5::read_string_column(group, "phase");
-  const auto step = h5::read_int_column(group, "step");
-  const auto processed = h5::read_int_column(group, "processed");
-  const auto before = h5::read_int_column(group, "size_before");
-  const auto after = h5::read_int_column(group, "size_after");
-  const auto layers = h5::read_int_column(group, "layers");
-  const auto kv_heads = h5::read_int_column(group, "kv_heads");
-  const auto kept = h5::read_int_sequence_column(group, "kept_positions");
-  const auto scoring = h5::read_double_column(group, "scoring_ms");
-  const auto compaction = h5::read_double_column(group, "compaction_ms");
-  for (size_t length : {phase.size(), step.size(), before.size(), kept.size(), compaction.size()})
-    if (length != row.size()) fail("{}: refresh columns have different lengths", group.where);
-  std::vector<RefreshTrace> traces(row.size());
-  for (size_t i = 0; i < traces.size(); ++i)
-    traces[i] = {row[i], phase[i], step[i], processed[i], before[i], after[i], layers[i], kv_heads[i], kept[i],
-                 scoring[i], compaction[i]};
-  return traces;
 }
 
 }  // namespace
@@ -179,63 +175,41 @@ Summary summarize(const std::vector<ResultRow>& rows) {
 
 void write_results(const std::filesystem::path& path, const Results& results) {
   const h5::Location root = h5::create_file(path);
-  write_info(root, results.info);
-  write_summary(h5::create_group(root, "summary"), results.summary);
+  h5::write_attribute(root, "schema_version", kSchemaVersion);
+  write_attributes(root, results.info, kInfoFields);
+  write_attributes(h5::create_group(root, "summary"), results.summary, kSummaryFields);
   write_rows(h5::create_group(root, "rows"), results.rows);
-  write_refreshes(h5::create_group(root, "refreshes"), results.refreshes);
+  write_columns(h5::create_group(root, "refreshes"), results.refreshes, kTraceFields);
 }
 
 Results read_results(const std::filesystem::path& path) {
   const h5::Location root = h5::open_file(path);
   Results results;
-  results.info = read_info(root);
-  results.summary = read_summary(h5::open_group(root, "summary"));
+  results.info = read_attributes(root, kInfoFields);
+  results.summary = read_attributes(h5::open_group(root, "summary"), kSummaryFields);
   results.rows = read_rows(h5::open_group(root, "rows"));
-  results.refreshes = read_refreshes(h5::open_group(root, "refreshes"));
+  const h5::Location refreshes = h5::open_group(root, "refreshes");
+  results.refreshes = read_columns(refreshes, h5::read_int_column(refreshes, "row").size(), kTraceFields);
   return results;
 }
 
-RunInfo read_run_info(const std::filesystem::path& path) { return read_info(h5::open_file(path)); }
+RunInfo read_run_info(const std::filesystem::path& path) { return read_attributes(h5::open_file(path), kInfoFields); }
 
 // The journal's JSON mirrors the HDF5 columns; pred null = pred=None.
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(RefreshTrace, row, phase, step, processed, size_before, size_after, layers,
-                                   kv_heads, kept_positions, scoring_ms, compaction_ms)
-
-json to_json(const ResultRow& r) {
-  return {{"sample_id", r.sample_id},       {"rollout", r.rollout},
-          {"seed", r.seed},                 {"prompt_length", r.prompt_length},
-          {"generated_ids", r.generated_ids}, {"stop_reason", r.stop_reason},
-          {"output", r.output},             {"pred", r.pred ? json(*r.pred) : json(nullptr)},
-          {"gold", r.gold},                 {"score", r.score},
-          {"wall_seconds", r.wall_seconds}, {"refresh_count", r.refresh_count},
-          {"mean_cache_size", r.mean_cache_size}, {"peak_cache_size", r.peak_cache_size}};
+json to_json(const ResultRow& row) {
+  json out = fields_to_json(row, kRowFields);
+  out["pred"] = row.pred ? json(*row.pred) : json(nullptr);
+  return out;
 }
 
-json to_json(const RefreshTrace& t) {
-  json value;
-  to_json(value, t);
-  return value;
+json to_json(const RefreshTrace& trace) { return fields_to_json(trace, kTraceFields); }
+
+ResultRow row_from_json(const json& value) {
+  ResultRow row = fields_from_json(value, kRowFields);
+  if (!value.at("pred").is_null()) row.pred = value.at("pred").get<std::string>();
+  return row;
 }
 
-ResultRow row_from_json(const json& v) {
-  ResultRow r;
-  v.at("sample_id").get_to(r.sample_id);
-  v.at("rollout").get_to(r.rollout);
-  v.at("seed").get_to(r.seed);
-  v.at("prompt_length").get_to(r.prompt_length);
-  v.at("generated_ids").get_to(r.generated_ids);
-  v.at("stop_reason").get_to(r.stop_reason);
-  v.at("output").get_to(r.output);
-  if (!v.at("pred").is_null()) r.pred = v.at("pred").get<std::string>();
-  v.at("gold").get_to(r.gold);
-  v.at("score").get_to(r.score);
-  v.at("wall_seconds").get_to(r.wall_seconds);
-  v.at("refresh_count").get_to(r.refresh_count);
-  v.at("mean_cache_size").get_to(r.mean_cache_size);
-  v.at("peak_cache_size").get_to(r.peak_cache_size);
-  return r;
-}
-
-RefreshTrace trace_from_json(const json& v) { return v.get<RefreshTrace>(); }
+RefreshTrace trace_from_json(const json& value) { return fields_from_json(value, kTraceFields); }
 
 }  // namespace kvbench

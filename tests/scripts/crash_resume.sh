@@ -3,16 +3,11 @@
 # results file with an uninterrupted sweep's (non-timing datasets, via h5py): no finished sample lost,
 # none duplicated. Set KVBENCH_CRASH_SEED to replay a sequence of kill times.
 set -euo pipefail
-if [[ -z "${KVBENCH:-}" || ! -x "${KVBENCH}" ]]; then echo "skip: KVBENCH binary not set or not built"; exit 77; fi
-model="${KVBENCH_SHARED:-}/models/stories260K"
-if [[ ! -d "$model" ]]; then echo "skip: $model not found (set KVBENCH_SHARED)"; exit 77; fi
-if ! /usr/bin/python3 -c "import h5py" 2>/dev/null; then echo "skip: /usr/bin/python3 has no h5py"; exit 77; fi
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAILED: $*"; exit 1; }
-RANDOM=${KVBENCH_CRASH_SEED:-$$}
-echo "kill times seeded with $RANDOM (KVBENCH_CRASH_SEED replays them)"
+source "$(dirname "$0")/common.bash"
+require_tiny_model
+seed=${KVBENCH_CRASH_SEED:-$$}
+RANDOM=$seed
+echo "kill times seeded with $seed (KVBENCH_CRASH_SEED=$seed replays them)"
 
 cat > "$work/sweep.json" <<JSON
 {"base": {"model": "$model", "task": "rare-fact", "data": "rare-fact:seed=1,samples=8,words=80,facts=1",

@@ -4,12 +4,7 @@
 # means, the pred=None row, paired counts and exact sign-test p-values, latency bins, accuracy vs J —
 # all recomputed in Python. Plus bad files.
 set -euo pipefail
-if [[ -z "${KVBENCH:-}" || ! -x "${KVBENCH}" ]]; then echo "skip: KVBENCH binary not set or not built"; exit 77; fi
-if ! /usr/bin/python3 -c "import h5py" 2>/dev/null; then echo "skip: /usr/bin/python3 has no h5py"; exit 77; fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAILED: $*"; exit 1; }
-
+source "$(dirname "$0")/common.bash"
 /usr/bin/python3 - "$work" <<'PY'
 import json, sys
 import h5py, numpy as np

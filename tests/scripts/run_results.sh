@@ -2,20 +2,8 @@
 # `kvbench run` end to end on stories260K + rare-fact: the HDF5 file read back with h5py against the
 # documented schema (with scores and summary recomputed in Python), determinism, skip/--force, and bad input.
 set -euo pipefail
-if [[ -z "${KVBENCH:-}" || ! -x "${KVBENCH}" ]]; then echo "skip: KVBENCH binary not set or not built"; exit 77; fi
-model="${KVBENCH_SHARED:-}/models/stories260K"
-if [[ ! -d "$model" ]]; then echo "skip: $model not found (set KVBENCH_SHARED)"; exit 77; fi
-if ! /usr/bin/python3 -c "import h5py" 2>/dev/null; then echo "skip: /usr/bin/python3 has no h5py"; exit 77; fi
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAILED: $*"; exit 1; }
-expect_error() {  # expect_error PATTERN COMMAND...: the command must fail with PATTERN on stderr
-  local pattern=$1; shift
-  if "$@" > "$work/out" 2> "$work/err"; then fail "accepted: $*"; fi
-  grep -q -- "$pattern" "$work/err" || { cat "$work/err"; fail "no \"$pattern\" in the error of: $*"; }
-}
-
+source "$(dirname "$0")/common.bash"
+require_tiny_model
 job=(--model "$model" --task rare-fact --data "rare-fact:seed=3,samples=3,words=60,facts=1" --J 24 --max-new 10
      --rollouts 2 --temperature 0.8 --seed 5 --quiet)
 "$KVBENCH" run "${job[@]}" --policy counter-causal --out "$work/a.h5" > "$work/summary"

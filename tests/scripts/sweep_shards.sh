@@ -3,20 +3,8 @@
 # == unsharded (non-timing datasets, via h5py); skip of finished jobs; SLURM script; report tables checked
 # against numbers recomputed with h5py; malformed configs and merge conflicts.
 set -euo pipefail
-if [[ -z "${KVBENCH:-}" || ! -x "${KVBENCH}" ]]; then echo "skip: KVBENCH binary not set or not built"; exit 77; fi
-model="${KVBENCH_SHARED:-}/models/stories260K"
-if [[ ! -d "$model" ]]; then echo "skip: $model not found (set KVBENCH_SHARED)"; exit 77; fi
-if ! /usr/bin/python3 -c "import h5py" 2>/dev/null; then echo "skip: /usr/bin/python3 has no h5py"; exit 77; fi
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAILED: $*"; exit 1; }
-expect_error() {  # expect_error PATTERN COMMAND...
-  local pattern=$1; shift
-  if "$@" > "$work/out" 2> "$work/err"; then fail "accepted: $*"; fi
-  grep -q -- "$pattern" "$work/err" || { cat "$work/err"; fail "no \"$pattern\" in the error of: $*"; }
-}
-
+source "$(dirname "$0")/common.bash"
+require_tiny_model
 cat > "$work/sweep.json" <<JSON
 {"output_dir": "$work/full",
  "base": {"model": "$model", "task": "rare-fact", "data": "rare-fact:seed=0,samples=3,words=60,facts=1",
