@@ -5,16 +5,13 @@ One line per (model, task, policy): the pass@1 score pooled over seeds, with a 9
 (seed, sample) units. Needs Debian's python3-matplotlib and python3-h5py.
 Example: scripts/plot_accuracy_vs_j.py results/demo/*.h5 --out results/demo/accuracy_vs_j.png
 """
-import argparse
 import json
 from collections import defaultdict
 
 import h5py
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
+
+from plot_common import argument_parser, plt, save
 
 
 def unit_scores(path):
@@ -36,9 +33,8 @@ def bootstrap_ci(values, seed=0, resamples=2000):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argument_parser(__doc__)
     parser.add_argument("files", nargs="+")
-    parser.add_argument("--out", required=True, help="image file (.png, .pdf)")
     args = parser.parse_args()
     curves = defaultdict(lambda: defaultdict(dict))  # (model, task) → policy → J → units
     for path in args.files:
@@ -59,9 +55,7 @@ def main():
         ax.set_title(f"{model} on {task}")
         ax.set_ylim(-0.05, 1.05)
         ax.legend()
-    fig.tight_layout()
-    fig.savefig(args.out, dpi=120)
-    print(f"wrote {args.out}")
+    save(fig, args.out)
 
 
 if __name__ == "__main__":

@@ -3,22 +3,18 @@
 by policy, for every n seen in the files' refresh traces. Needs python3-matplotlib and python3-h5py.
 Example: scripts/plot_latency.py results/demo/*.h5 --out results/demo/latency.png
 """
-import argparse
 import json
 from collections import defaultdict
 
 import h5py
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
+
+from plot_common import argument_parser, plt, save
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argument_parser(__doc__)
     parser.add_argument("files", nargs="+")
-    parser.add_argument("--out", required=True)
     args = parser.parse_args()
     times = defaultdict(lambda: defaultdict(list))  # policy → n → scoring ms
     for path in args.files:
@@ -33,9 +29,7 @@ def main():
     ax.set_xlabel("cache size n at the refresh")
     ax.set_ylabel("scoring time per refresh (ms)")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(args.out, dpi=120)
-    print(f"wrote {args.out}")
+    save(fig, args.out)
 
 
 if __name__ == "__main__":

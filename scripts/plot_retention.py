@@ -6,24 +6,20 @@ that slot. For per-head policies pick the layer and KV head. Needs python3-matpl
 Example: scripts/plot_retention.py results/demo/stories260K__rare-fact__counter-causal__J64__h16__s0__r1.h5 \\
              --row 0 --out results/demo/retention.png
 """
-import argparse
 import json
 
 import h5py
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 import numpy as np
+
+from plot_common import argument_parser, plt, save
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argument_parser(__doc__)
     parser.add_argument("file")
     parser.add_argument("--row", type=int, default=0, help="index into /rows (sample × rollout)")
     parser.add_argument("--layer", type=int, default=0)
     parser.add_argument("--head", type=int, default=0, help="KV head")
-    parser.add_argument("--out", required=True)
     args = parser.parse_args()
     with h5py.File(args.file, "r") as f:
         config = json.loads(f["/"].attrs["config"])
@@ -45,9 +41,7 @@ def main():
     ax.set_xlabel("cache slot")
     ax.set_ylabel("refresh cycle")
     ax.set_title(f"{config['policy']} J={config['J']} h={config['h']}: sample {sample}")
-    fig.tight_layout()
-    fig.savefig(args.out, dpi=120)
-    print(f"wrote {args.out}")
+    save(fig, args.out)
 
 
 if __name__ == "__main__":
