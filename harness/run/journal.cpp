@@ -1,6 +1,7 @@
 #include "run/journal.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,9 +25,14 @@ void write_all(int fd, const std::string& text, const std::filesystem::path& pat
   if (::fsync(fd) != 0) fail("{}: cannot sync ({})", path.string(), std::strerror(errno));
 }
 
+// Also locks the journal: two processes appending to one job would duplicate samples.
 int open_for_append(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) fail("{}: cannot open for writing ({})", path.string(), std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    fail("{}: another kvbench process is running this job", path.string());
+  }
   return fd;
 }
 
@@ -93,12 +99,15 @@ Journal Journal::open(const std::filesystem::path& path, const json& config, boo
   if (std::filesystem::exists(path) && force) std::filesystem::remove(path);
   if (!std::filesystem::exists(path)) create_journal(path, {{"kvbench_journal", 1}, {"config", config},
                                                             {"start_time", utc_timestamp()}});
+  Journal journal(path, open_for_append(path), "", {});  // locked before reading: nobody appends meanwhile
   Contents contents = read_journal(path);
   if (contents.header.value("config", json()) != config)
     fail("{}: an unfinished run of a different config is here (its config: {}); use another --out or pass --force",
          path.string(), contents.header.value("config", json()).dump());
   std::filesystem::resize_file(path, contents.valid_bytes);
-  return Journal(path, open_for_append(path), contents.header.value("start_time", ""), std::move(contents.finished));
+  journal.start_time_ = contents.header.value("start_time", "");
+  journal.finished_ = std::move(contents.finished);
+  return journal;
 }
 
 Journal::Journal(std::filesystem::path path, int fd, std::string start_time,
