@@ -89,10 +89,15 @@ JobConfig job_from_json(const json& value, const std::string& where) {
   return j;
 }
 
-std::string job_label(const JobConfig& j) {
+std::string job_label(const JobConfig& j, const std::vector<std::string>& extra_fields) {
   const std::string model = std::filesystem::path(j.model).filename().string();
   std::string label = fmt::format("{}__{}__{}__J{}__h{}__s{}__r{}", model.empty() ? j.model : model, j.task, j.policy,
                                   j.budget.J, j.budget.h, j.seed, j.rollouts);
+  const json fields = to_json(j);
+  for (const auto& field : extra_fields) {
+    const json& value = fields.at(field);
+    label += "__" + field + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
   return std::regex_replace(label, std::regex("[^A-Za-z0-9_.+=-]"), "-");
 }
 

@@ -49,7 +49,8 @@ json to_json(const JobConfig& job);
 // Throws kvbench::Error naming `where` and the field on unknown or ill-typed fields.
 JobConfig job_from_json(const json& value, const std::string& where);
 
-// A file-name-safe label, e.g. "stories260K__rare-fact__tova__J32__h8__s0__r1".
-std::string job_label(const JobConfig& job);
+// A file-name-safe label, e.g. "stories260K__rare-fact__tova__J32__h8__s0__r1"; each of `extra_fields`
+// (job field names, e.g. a sweep's other grid axes) adds "__field=value".
+std::string job_label(const JobConfig& job, const std::vector<std::string>& extra_fields = {});
 
 }  // namespace kvbench

@@ -69,6 +69,11 @@ Sweep load_sweep(const std::filesystem::path& path, const std::filesystem::path&
   else if (config.contains("output_dir") && config["output_dir"].is_string()) sweep.output_dir = config["output_dir"].get<std::string>();
   else fail("{}: no output directory: give \"output_dir\" or --out-dir", file);
 
+  // Grid axes the standard label leaves out (e.g. temperature) name themselves in the file names.
+  std::vector<std::string> extra_fields;
+  for (const auto& [key, values] : grid.items())
+    if (!std::set<std::string>{"model", "task", "policy", "J", "h", "seed", "rollouts"}.count(key))
+      extra_fields.push_back(key);
   std::map<std::string, size_t> labels;
   for (json fields : cross_product(grid, file)) {
     const std::string where = fmt::format("{}: job {}", file, sweep.jobs.size());
@@ -77,11 +82,11 @@ Sweep load_sweep(const std::filesystem::path& path, const std::filesystem::path&
     const json J = merged.value("J", json(0));
     if (merged.contains("h")) merged["h"] = resolve_h(merged["h"], J.is_number_integer() ? J.get<int64_t>() : 0, where);
     const JobConfig job = resolve_job(job_from_json(merged, where), data_root);
-    SweepJob entry{job, job_label(job), {}};
+    SweepJob entry{job, job_label(job, extra_fields), {}};
     entry.out = sweep.output_dir / (entry.label + ".h5");
     if (labels.count(entry.label))
-      fail("{}: jobs {} and {} share the file name {} (they differ only in fields the name leaves out); split the "
-           "sweep into two configs",
+      fail("{}: jobs {} and {} share the file name {} (two models with one directory name?); split the sweep "
+           "into two configs",
            file, labels[entry.label], sweep.jobs.size(), entry.label);
     labels[entry.label] = sweep.jobs.size();
     sweep.jobs.push_back(std::move(entry));

@@ -10,7 +10,8 @@
 //     }
 //   }
 //
-// "h" values may be ratios of J ("J/4", "J/2", "J") for h/J ablations. Jobs are ordered by the grid's
+// Grid axes other than model, task, policy, J, h, seed and rollouts add "__field=value" to the file
+// names. "h" values may be ratios of J ("J/4", "J/2", "J") for h/J ablations. Jobs are ordered by the grid's
 // keys (alphabetically), the last key varying fastest; shard i of N takes jobs i, i+N, i+2N, ...
 #pragma once
 #include <filesystem>

@@ -15,6 +15,15 @@ JSON
 [[ $(wc -l < "$work/jobs") -eq 8 ]] || fail "expected 8 jobs, got $(wc -l < "$work/jobs")"
 grep -q "stories260K__rare-fact__counter-causal__J32__h8__s1__r1.h5" "$work/jobs" || fail "job names / h = J/4"
 
+cat > "$work/axes.json" <<JSON
+{"base": {"model": "$model", "task": "rare-fact", "policy": "tova", "J": 16},
+ "grid": {"temperature": [0.5, 1], "data": ["rare-fact:seed=0,samples=2", "rare-fact:seed=1,samples=2"]}}
+JSON
+"$KVBENCH" sweep --config "$work/axes.json" --out-dir "$work/axes" --dry-run > "$work/axes.jobs"
+[[ $(sort -u "$work/axes.jobs" | wc -l) -eq 4 ]] || fail "grid axes outside the standard label must name the files"
+grep -q "tova__J16__h4__s0__r1__data=rare-fact-seed=1-samples=2__temperature=0.5.h5" "$work/axes.jobs" \
+  || { cat "$work/axes.jobs"; fail "extra grid axes in the file name"; }
+
 "$KVBENCH" sweep --config "$work/sweep.json" --quiet > "$work/full.log" 2>&1
 [[ $(ls "$work/full"/*.h5 | wc -l) -eq 8 ]] || fail "unsharded sweep did not write 8 files"
 "$KVBENCH" sweep --config "$work/sweep.json" --quiet 2> "$work/again.log" > /dev/null
