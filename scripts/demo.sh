@@ -34,7 +34,7 @@ JSON
 {
   "$kvbench" report "$out"/*.h5 --table policies --J 64
   "$kvbench" report "$out"/*.h5 --table accuracy-vs-j --table latency
-  "$kvbench" report "$out"/*.h5 --table paired --J 64
+  "$kvbench" report "$out"/*.h5 --table paired --J 64 --policy full --policy sliding --policy h2o --policy counter-causal
 } | tee "$out/report.md"
 /usr/bin/python3 scripts/plot_accuracy_vs_j.py "$out"/*.h5 --out "$out/accuracy_vs_j.png"
 /usr/bin/python3 scripts/plot_latency.py "$out"/*.h5 --out "$out/latency.png"

@@ -15,6 +15,7 @@ namespace {
 struct ReportOptions {
   std::vector<std::string> files, tables = {"overview"};
   std::string format = "md", h;
+  std::vector<std::string> policies;
   int64_t J = 0;
 };
 
@@ -34,6 +35,7 @@ void report_command(const ReportOptions& o) {
   TableFilter filter;
   if (o.J > 0) filter.J = o.J;
   filter.h = o.h;
+  filter.policies = o.policies;
   jobs = filter_jobs(jobs, filter);
   std::string out;
   for (const auto& name : o.tables)
@@ -86,7 +88,8 @@ void add_report_command(CLI::App& app) {
       "Seeds are pooled: a CI resamples (seed, sample) units, each the mean over its rollouts.\n"
       "Examples:\n"
       "  kvbench report results/demo/*.h5 --table policies --J 64 --h J/4\n"
-      "  kvbench report results/demo/*.h5 --table accuracy-vs-j --table paired --format latex");
+      "  kvbench report results/demo/*.h5 --table accuracy-vs-j --table paired --format latex\n"
+      "  kvbench report results/demo/*.h5 --table paired --J 64 --policy counter-causal --policy sliding");
   cmd->add_option("files", o->files, "Results files (.h5)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--table", o->tables, "overview, policies, aime, accuracy-vs-j, latency, paired")
       ->check(CLI::IsMember({"overview", "policies", "aime", "accuracy-vs-j", "latency", "paired"}))
@@ -95,6 +98,7 @@ void add_report_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--J", o->J, "Only files with this J");
   cmd->add_option("--h", o->h, "Only files with this h: a number or a ratio of J (J/4)");
+  cmd->add_option("--policy", o->policies, "Only these policies (repeatable); rows follow the files' order");
   cmd->callback([o] { report_command(*o); });
 
   auto file = std::make_shared<std::string>();

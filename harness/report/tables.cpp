@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -144,6 +145,8 @@ std::vector<JobResults> filter_jobs(const std::vector<JobResults>& jobs, const T
   std::vector<JobResults> kept;
   for (const auto& job : jobs) {
     if (filter.J && job.J != *filter.J) continue;
+    const auto& policies = filter.policies;
+    if (!policies.empty() && std::find(policies.begin(), policies.end(), job.policy) == policies.end()) continue;
     if (!filter.h.empty()) {
       const bool ratio = filter.h.rfind("J/", 0) == 0;
       const int64_t wanted = ratio ? std::max<int64_t>(job.J / std::stoll(filter.h.substr(2)), 1) : std::stoll(filter.h);
@@ -151,7 +154,7 @@ std::vector<JobResults> filter_jobs(const std::vector<JobResults>& jobs, const T
     }
     kept.push_back(job);
   }
-  if (kept.empty()) fail("no results file matches the filters (--J / --h)");
+  if (kept.empty()) fail("no results file matches the filters (--J / --h / --policy)");
   return kept;
 }
 

@@ -31,6 +31,7 @@ struct Table {
 struct TableFilter {
   std::optional<int64_t> J;
   std::string h;  // "" = any, a number, or a ratio of J ("J/2")
+  std::vector<std::string> policies;  // empty = all
 };
 
 std::vector<JobResults> filter_jobs(const std::vector<JobResults>& jobs, const TableFilter& filter);

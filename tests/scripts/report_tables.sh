@@ -108,6 +108,8 @@ for row in latency[1:]:
 print("report tables match the Python recomputation")
 PY
 grep -q "| policy | J=64 | J=128 |" "$work/acc.md" || { cat "$work/acc.md"; fail "accuracy-vs-J columns"; }
+"$KVBENCH" report "$work"/m*.h5 --policy sliding --J 128 --format csv | tail -n +3 | grep -v '^$' > "$work/filtered.csv"
+[[ $(wc -l < "$work/filtered.csv") -eq 4 ]] && ! grep -q ",full," "$work/filtered.csv" || { cat "$work/filtered.csv"; fail "--policy / --J filters"; }
 "$KVBENCH" inspect "$work/mA_full_J64_s0.h5" | grep -q "pred=None" || fail "inspect summary"
 
 echo "not hdf5" > "$work/junk.h5"
