@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <iostream>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/job_support.h"

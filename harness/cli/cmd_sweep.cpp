@@ -2,6 +2,8 @@
 // `kvbench merge`: gathers the results files of sweep shards into one directory.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <map>
