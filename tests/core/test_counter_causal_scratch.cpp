@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine/budget.h"
+#include "policies/anticausal.h"
 #include "model_test_util.h"
 #include "test_support.h"
 
@@ -157,4 +158,15 @@ TEST_CASE("counter-causal scores through cached K/V equal a from-scratch recompu
       }
     }
   }
+}
+
+TEST_CASE("counter-causal query blocks do not change the scores", "[counter-causal]") {
+  KVBENCH_REQUIRE_SHARED("models/tiny-llama3");
+  const Model model = Model::load(shared_dir() / "models/tiny-llama3");
+  KvCache cache(model.config(), 2, model.options(), true);
+  model.forward(at::randint(3, 500, {2, 50}, at::kLong), at::arange(50, at::kLong).unsqueeze(0).expand({2, 50}), cache);
+  const at::Tensor x = cache.last_layer_input();
+  const int64_t last = model.config().num_layers - 1;
+  const at::Tensor whole = anticausal_attention_residual(model, cache, last, x, 1, 1024);
+  for (int64_t block : {1, 7, 49}) CHECK(max_abs_diff(anticausal_attention_residual(model, cache, last, x, 1, block), whole) < 1e-5);
 }
