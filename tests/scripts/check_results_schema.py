@@ -4,7 +4,7 @@
 Every documented attribute and dataset must be present with its type; lengths must agree; the summary
 and the rare-fact scores are recomputed here independently of kvbench (rare-fact: the first 4-digit
 number of the output must equal the code).
-Usage: check_results_schema.py FILE.h5 EXPECTED_ROLLOUTS
+Usage: check_results_schema.py FILE.h5 EXPECTED_ROLLOUTS token|per-head
 """
 import json
 import re
@@ -54,7 +54,7 @@ def columns(group, spec, name):
     return out
 
 
-def main(path, expected_rollouts):
+def main(path, expected_rollouts, granularity):
     f = h5py.File(path, "r")
     assert f.attrs["schema_version"] == 1
     for key in ROOT_STRINGS:
@@ -104,6 +104,7 @@ def main(path, expected_rollouts):
     for k in range(len(refreshes["row"])):
         kept = np.asarray(refreshes["kept_positions"][k])
         layers, heads = refreshes["layers"][k], refreshes["kv_heads"][k]
+        assert (layers * heads > 1) == (granularity == "per-head"), (layers, heads, granularity)
         assert kept.size == layers * heads * refreshes["size_after"][k]
         assert refreshes["size_after"][k] <= refreshes["size_before"][k] <= refreshes["processed"][k]
         for seq in kept.reshape(layers, heads, -1).reshape(-1, refreshes["size_after"][k]):
@@ -114,4 +115,4 @@ def main(path, expected_rollouts):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(sys.argv[1], int(sys.argv[2]), sys.argv[3])

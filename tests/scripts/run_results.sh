@@ -8,7 +8,10 @@ job=(--model "$model" --task rare-fact --data "rare-fact:seed=3,samples=3,words=
      --rollouts 2 --temperature 0.8 --seed 5 --quiet)
 "$KVBENCH" run "${job[@]}" --policy counter-causal --out "$work/a.h5" > "$work/summary"
 grep -q "score .* pred=None .* (3 samples, 6 rows)" "$work/summary" || { cat "$work/summary"; fail "summary line"; }
-/usr/bin/python3 "$here/check_results_schema.py" "$work/a.h5" 2
+/usr/bin/python3 "$here/check_results_schema.py" "$work/a.h5" 2 token
+# A per-KV-head policy: kept positions stored per layer and KV head.
+"$KVBENCH" run "${job[@]}" --policy h2o-true --out "$work/heads.h5" > /dev/null
+/usr/bin/python3 "$here/check_results_schema.py" "$work/heads.h5" 2 per-head
 [[ ! -e "$work/a.h5.partial.jsonl" ]] || fail "work file left behind"
 
 # Same config + seed ⇒ same non-timing datasets.
