@@ -20,3 +20,6 @@ expect_error() {
   if "$@" > "$work/out" 2> "$work/err"; then fail "accepted: $*"; fi
   grep -q -- "$pattern" "$work/err" || { cat "$work/err"; fail "no \"$pattern\" in the error of: $*"; }
 }
+
+# One libtorch thread: the tiny test models gain nothing from more, and CTest runs tests side by side.
+kvbench() { "$KVBENCH" --threads 1 "$@"; }

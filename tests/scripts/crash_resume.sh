@@ -15,13 +15,13 @@ cat > "$work/sweep.json" <<JSON
  "grid": {"policy": ["counter-causal", "tova"], "J": [24]}}
 JSON
 start=$(date +%s%N)
-"$KVBENCH" sweep --config "$work/sweep.json" --out-dir "$work/reference" --quiet > /dev/null 2>&1
+kvbench sweep --config "$work/sweep.json" --out-dir "$work/reference" --quiet > /dev/null 2>&1
 duration_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "uninterrupted sweep: ${duration_ms} ms"
 
 journals_seen=0
 for attempt in 1 2 3 4 5; do
-  "$KVBENCH" sweep --config "$work/sweep.json" --out-dir "$work/crashed" --quiet > /dev/null 2>&1 &
+  "$KVBENCH" --threads 1 sweep --config "$work/sweep.json" --out-dir "$work/crashed" --quiet > /dev/null 2>&1 &  # not the function: kill must reach kvbench itself
   pid=$!
   delay_ms=$(( 50 + RANDOM % (duration_ms > 200 ? duration_ms / 2 : 100) ))  # early enough to land mid-sweep
   sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
@@ -31,7 +31,7 @@ for attempt in 1 2 3 4 5; do
   journals_seen=$((journals_seen + partial))
   echo "attempt $attempt: killed after ${delay_ms} ms; files now: $(ls "$work/crashed" 2>/dev/null | tr '\n' ' ')"
 done
-"$KVBENCH" sweep --config "$work/sweep.json" --out-dir "$work/crashed" --quiet > /dev/null 2> "$work/final.log"
+kvbench sweep --config "$work/sweep.json" --out-dir "$work/crashed" --quiet > /dev/null 2> "$work/final.log" || { cat "$work/final.log"; fail "the resumed sweep failed"; }
 leftovers=$(ls "$work/crashed" | grep -v '\.h5$' || true)
 [[ -z "$leftovers" ]] || fail "work files left after completion: $leftovers"
 /usr/bin/python3 "$here/compare_results.py" "$work/reference" "$work/crashed"

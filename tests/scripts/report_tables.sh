@@ -61,8 +61,8 @@ for model in ["mA", "mB"]:
 json.dump({"|".join(map(str, k)): v for k, v in truth.items()}, open(f"{work}/truth.json", "w"))
 PY
 
-"$KVBENCH" report "$work"/m*.h5 --table policies --table aime --table paired --table latency --J 64 --h J/4 --format csv > "$work/tables.csv"
-"$KVBENCH" report "$work"/m*.h5 --table accuracy-vs-j --format md > "$work/acc.md"
+kvbench report "$work"/m*.h5 --table policies --table aime --table paired --table latency --J 64 --h J/4 --format csv > "$work/tables.csv"
+kvbench report "$work"/m*.h5 --table accuracy-vs-j --format md > "$work/acc.md"
 /usr/bin/python3 - "$work" <<'PY'
 import csv, json, math, sys
 import numpy as np
@@ -108,14 +108,14 @@ for row in latency[1:]:
 print("report tables match the Python recomputation")
 PY
 grep -q "| policy | J=64 | J=128 |" "$work/acc.md" || { cat "$work/acc.md"; fail "accuracy-vs-J columns"; }
-"$KVBENCH" report "$work"/m*.h5 --policy sliding --J 128 --format csv | tail -n +3 | grep -v '^$' > "$work/filtered.csv"
+kvbench report "$work"/m*.h5 --policy sliding --J 128 --format csv | tail -n +3 | grep -v '^$' > "$work/filtered.csv"
 [[ $(wc -l < "$work/filtered.csv") -eq 4 ]] && ! grep -q ",full," "$work/filtered.csv" || { cat "$work/filtered.csv"; fail "--policy / --J filters"; }
-"$KVBENCH" inspect "$work/mA_full_J64_s0.h5" | grep -q "pred=None" || fail "inspect summary"
+kvbench inspect "$work/mA_full_J64_s0.h5" | grep -q "pred=None" || fail "inspect summary"
 
 echo "not hdf5" > "$work/junk.h5"
-if "$KVBENCH" report "$work/junk.h5" 2> "$work/err"; then fail "a non-HDF5 file was accepted"; fi
+if kvbench report "$work/junk.h5" 2> "$work/err"; then fail "a non-HDF5 file was accepted"; fi
 grep -q "junk.h5: not a readable HDF5 file" "$work/err" || { cat "$work/err"; fail "junk file error"; }
 /usr/bin/python3 -c "import h5py,sys; f=h5py.File(sys.argv[1],'a'); del f['rows/score']" "$work/mB_full_J64_s0.h5"
-if "$KVBENCH" inspect "$work/mB_full_J64_s0.h5" 2> "$work/err"; then fail "a file without rows/score was accepted"; fi
+if kvbench inspect "$work/mB_full_J64_s0.h5" 2> "$work/err"; then fail "a file without rows/score was accepted"; fi
 grep -q "mB_full_J64_s0.h5:/rows/score: missing dataset" "$work/err" || { cat "$work/err"; fail "missing dataset error"; }
 echo "report_tables: all checks passed"

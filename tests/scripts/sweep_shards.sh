@@ -11,7 +11,7 @@ cat > "$work/sweep.json" <<JSON
           "max_new": 6, "temperature": 0.7},
  "grid": {"policy": ["sliding", "counter-causal"], "J": [16, 32], "h": ["J/4"], "seed": [0, 1]}}
 JSON
-"$KVBENCH" sweep --config "$work/sweep.json" --dry-run > "$work/jobs"
+kvbench sweep --config "$work/sweep.json" --dry-run > "$work/jobs"
 [[ $(wc -l < "$work/jobs") -eq 8 ]] || fail "expected 8 jobs, got $(wc -l < "$work/jobs")"
 grep -q "stories260K__rare-fact__counter-causal__J32__h8__s1__r1.h5" "$work/jobs" || fail "job names / h = J/4"
 
@@ -19,34 +19,34 @@ cat > "$work/axes.json" <<JSON
 {"base": {"model": "$model", "task": "rare-fact", "policy": "tova", "J": 16},
  "grid": {"temperature": [0.5, 1], "data": ["rare-fact:seed=0,samples=2", "rare-fact:seed=1,samples=2"]}}
 JSON
-"$KVBENCH" sweep --config "$work/axes.json" --out-dir "$work/axes" --dry-run > "$work/axes.jobs"
+kvbench sweep --config "$work/axes.json" --out-dir "$work/axes" --dry-run > "$work/axes.jobs"
 [[ $(sort -u "$work/axes.jobs" | wc -l) -eq 4 ]] || fail "grid axes outside the standard label must name the files"
 grep -q "tova__J16__h4__s0__r1__data=rare-fact-seed=1-samples=2__temperature=0.5.h5" "$work/axes.jobs" \
   || { cat "$work/axes.jobs"; fail "extra grid axes in the file name"; }
 
-"$KVBENCH" sweep --config "$work/sweep.json" --quiet > "$work/full.log" 2>&1
+kvbench sweep --config "$work/sweep.json" --quiet > "$work/full.log" 2>&1
 [[ $(ls "$work/full"/*.h5 | wc -l) -eq 8 ]] || fail "unsharded sweep did not write 8 files"
-"$KVBENCH" sweep --config "$work/sweep.json" --quiet 2> "$work/again.log" > /dev/null
+kvbench sweep --config "$work/sweep.json" --quiet 2> "$work/again.log" > /dev/null
 grep -q "8 jobs (0 run, 8 already complete)" "$work/again.log" || { cat "$work/again.log"; fail "finished jobs not skipped"; }
 
-for i in 0 1; do "$KVBENCH" sweep --config "$work/sweep.json" --out-dir "$work/shard$i" --shard "$i/2" --quiet > /dev/null 2>&1; done
+for i in 0 1; do kvbench sweep --config "$work/sweep.json" --out-dir "$work/shard$i" --shard "$i/2" --quiet > /dev/null 2>&1; done
 [[ $(ls "$work/shard0"/*.h5 | wc -l) -eq 4 && $(ls "$work/shard1"/*.h5 | wc -l) -eq 4 ]] || fail "shards of 4 jobs"
-"$KVBENCH" merge --out "$work/merged" "$work/shard0" "$work/shard1" --config "$work/sweep.json" > /dev/null
+kvbench merge --out "$work/merged" "$work/shard0" "$work/shard1" --config "$work/sweep.json" > /dev/null
 /usr/bin/python3 "$here/compare_results.py" "$work/full" "$work/merged"
-expect_error "jobs are missing" "$KVBENCH" merge --out "$work/partial" "$work/shard0" --config "$work/sweep.json"
+expect_error "jobs are missing" kvbench merge --out "$work/partial" "$work/shard0" --config "$work/sweep.json"
 cp "$work/shard0/$(ls "$work/shard0" | head -1)" "$work/conflict.h5"
 mkdir "$work/other" && cp "$work/shard1/$(ls "$work/shard1" | head -1)" "$work/other/$(ls "$work/shard0" | head -1)"
-expect_error "different job with the same file name" "$KVBENCH" merge --out "$work/m2" "$work/shard0" "$work/other"
+expect_error "different job with the same file name" kvbench merge --out "$work/m2" "$work/shard0" "$work/other"
 
-"$KVBENCH" sweep --config "$work/sweep.json" --emit-slurm "$work/sweep.sbatch" --slurm-shards 2 --sbatch "--time=01:00:00" 2> /dev/null
+kvbench sweep --config "$work/sweep.json" --emit-slurm "$work/sweep.sbatch" --slurm-shards 2 --sbatch "--time=01:00:00" 2> /dev/null
 grep -q "^#SBATCH --array=0-1$" "$work/sweep.sbatch" || fail "slurm array"
 grep -q "^#SBATCH --time=01:00:00$" "$work/sweep.sbatch" || fail "slurm extra line"
 grep -q -- "--shard \"\${SLURM_ARRAY_TASK_ID}/2\"" "$work/sweep.sbatch" || fail "slurm shard argument"
 bash -n "$work/sweep.sbatch" || fail "slurm script syntax"
 
 # Report: the Table-2 cells equal means recomputed from the files (seeds pooled, per (seed, sample) units).
-"$KVBENCH" report "$work/full"/*.h5 --table policies --J 32 --h J/4 --format csv > "$work/table.csv"
-"$KVBENCH" report "$work/full"/*.h5 --table accuracy-vs-j --table paired --table latency --table aime --J 16 --format latex > "$work/table.tex"
+kvbench report "$work/full"/*.h5 --table policies --J 32 --h J/4 --format csv > "$work/table.csv"
+kvbench report "$work/full"/*.h5 --table accuracy-vs-j --table paired --table latency --table aime --J 16 --format latex > "$work/table.tex"
 grep -q "\\\\begin{tabular}" "$work/table.tex" || fail "latex table"
 /usr/bin/python3 - "$work/table.csv" "$work"/full/*.h5 <<'PY'
 import csv, json, sys
@@ -74,20 +74,20 @@ src=$(cd "$here/../.." && pwd)
 /usr/bin/python3 "$src/scripts/plot_latency.py" "$work/full"/*.h5 --out "$work/lat.png" > /dev/null
 /usr/bin/python3 "$src/scripts/plot_retention.py" "$(ls "$work/full"/*counter-causal__J32*s0*.h5)" --out "$work/ret.png" > /dev/null
 for png in acc lat ret; do [[ $(head -c 4 "$work/$png.png" | tail -c 3) == PNG ]] || fail "$png.png is not a PNG"; done
-expect_error "several J values" "$KVBENCH" report "$work/full"/*.h5 --table policies
+expect_error "several J values" kvbench report "$work/full"/*.h5 --table policies
 
 # Malformed configs name the file and the field.
 echo '{"base": {}, "grid": {"policy": ["full"]' > "$work/bad1.json"
-expect_error "bad1.json" "$KVBENCH" sweep --config "$work/bad1.json" --out-dir "$work/x"
+expect_error "bad1.json" kvbench sweep --config "$work/bad1.json" --out-dir "$work/x"
 echo '{"base": {"task": "rare-fact", "model": "m"}, "grid": {"policy": "full"}}' > "$work/bad2.json"
-expect_error 'grid field "policy" must be a non-empty list' "$KVBENCH" sweep --config "$work/bad2.json" --out-dir "$work/x"
+expect_error 'grid field "policy" must be a non-empty list' kvbench sweep --config "$work/bad2.json" --out-dir "$work/x"
 echo '{"base": {"task": "rare-fact", "colour": 1}, "grid": {"policy": ["full"]}}' > "$work/bad3.json"
-expect_error 'unknown field "colour"' "$KVBENCH" sweep --config "$work/bad3.json" --out-dir "$work/x"
+expect_error 'unknown field "colour"' kvbench sweep --config "$work/bad3.json" --out-dir "$work/x"
 echo '{"base": {"task": "rare-fact"}, "grid": {"policy": ["full"], "J": [8], "h": ["J/zero"]}}' > "$work/bad4.json"
-expect_error 'field "h" must be a number or a ratio of J' "$KVBENCH" sweep --config "$work/bad4.json" --out-dir "$work/x"
+expect_error 'field "h" must be a number or a ratio of J' kvbench sweep --config "$work/bad4.json" --out-dir "$work/x"
 echo '{"base": {"task": "rare-fact"}, "grid": {"policy": ["no-such-policy"]}}' > "$work/bad5.json"
-expect_error 'unknown policy "no-such-policy"' "$KVBENCH" sweep --config "$work/bad5.json" --out-dir "$work/x"
+expect_error 'unknown policy "no-such-policy"' kvbench sweep --config "$work/bad5.json" --out-dir "$work/x"
 echo '{"base": {"task": "rare-fact", "J": "many"}, "grid": {"policy": ["full"]}}' > "$work/bad6.json"
-expect_error 'field "J" should be like' "$KVBENCH" sweep --config "$work/bad6.json" --out-dir "$work/x"
-expect_error "--shard must be i/N" "$KVBENCH" sweep --config "$work/sweep.json" --shard 2/2
+expect_error 'field "J" should be like' kvbench sweep --config "$work/bad6.json" --out-dir "$work/x"
+expect_error "--shard must be i/N" kvbench sweep --config "$work/sweep.json" --shard 2/2
 echo "sweep_shards: all checks passed"
