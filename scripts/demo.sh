@@ -15,6 +15,8 @@ if [[ ! -f "$model/config.json" ]]; then
 fi
 out=${KVBENCH_DEMO_OUT:-results/demo}
 samples=${KVBENCH_DEMO_SAMPLES:-12}
+# One libtorch thread suits the tiny default model (more threads only contend); raise it for real models.
+threads=${KVBENCH_THREADS:-1}
 kvbench=build/kvbench
 if [[ ! -x "$kvbench" ]]; then
   echo "demo: building kvbench (first time: several minutes)" >&2
@@ -30,7 +32,7 @@ cat > "$out/sweep.json" <<JSON
  "grid": {"policy": ["full", "sliding", "streaming", "h2o", "tova", "counter-causal", "counter-causal-fast"],
           "J": [32, 64, 128], "h": ["J/4"]}}
 JSON
-"$kvbench" sweep --config "$out/sweep.json"
+"$kvbench" --threads "$threads" sweep --config "$out/sweep.json"
 {
   "$kvbench" report "$out"/*.h5 --table policies --J 64
   "$kvbench" report "$out"/*.h5 --table accuracy-vs-j --table latency
