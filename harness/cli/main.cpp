@@ -4,7 +4,6 @@
 
 #include <CLI/CLI.hpp>
 #include <iostream>
-#include <thread>
 
 #include "cli/commands.h"
 #include "common/error.h"
@@ -15,13 +14,13 @@ int main(int argc, char** argv) {
       "Run `kvbench <command> --help` for the options of one command."};
   app.require_subcommand(1);
   bool verbose = false;
-  int threads = static_cast<int>(std::thread::hardware_concurrency());
+  int threads = 0;
   app.add_flag("-v,--verbose", verbose, "Debug logging");
-  // libtorch defaults to one thread per physical core; on small VMs that is often 1.
-  app.add_option("--threads", threads, "CPU threads for libtorch (default: all logical cores)");
+  // libtorch's default is one thread per physical core: hyperthread siblings mostly contend.
+  app.add_option("--threads", threads, "CPU threads for libtorch (default: libtorch's, one per physical core)");
   app.parse_complete_callback([&] {
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
-    at::set_num_threads(std::max(threads, 1));
+    if (threads > 0) at::set_num_threads(threads);
   });
   spdlog::set_pattern("[%H:%M:%S %^%l%$] %v");
 
