@@ -6,6 +6,7 @@
 #include <chrono>
 #include <set>
 
+#include "common/build_info.h"
 #include "common/error.h"
 #include "engine/generate.h"
 #include "run/journal.h"
@@ -211,7 +212,7 @@ RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const
     if (progress) progress->finish();
   }
   Results results = assemble(samples, journal);
-  results.info = {KVBENCH_VERSION, KVBENCH_GIT_COMMIT, to_json(job).dump(), TORCH_VERSION,
+  results.info = {KVBENCH_VERSION, git_commit(), to_json(job).dump(), TORCH_VERSION,
                   job.device,      job.dtype,          host_name(),         journal.start_time(),
                   utc_timestamp()};
   write_atomically(out, results);
