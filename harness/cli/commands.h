@@ -8,5 +8,7 @@ void add_generate_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_grade_command(CLI::App& app);
+void add_train_demo_command(CLI::App& app);
+void add_train_scorer_command(CLI::App& app);
 
 }  // namespace kvbench::cli

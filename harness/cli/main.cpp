@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   kvbench::cli::add_tokenize_command(app);
   kvbench::cli::add_bench_command(app);
   kvbench::cli::add_grade_command(app);
+  kvbench::cli::add_train_demo_command(app);
+  kvbench::cli::add_train_scorer_command(app);
 
   try {
     app.parse(argc, argv);
