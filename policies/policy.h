@@ -38,6 +38,7 @@ struct KeepRule {
   bool keep_lowest = false;     // counter-causal keeps the least predictable entries
   int64_t recent = 0;           // effective recent window (always kept)
   Granularity granularity = Granularity::Token;
+  int64_t sinks = 0;            // entries right after the frozen prefix always kept (counted in J)
 };
 
 struct ScoringContext {
@@ -61,7 +62,7 @@ class Policy {
   virtual at::Tensor score(const ScoringContext& context) = 0;
   // Called after every causal forward (prefill chunk or decode step) with what needs() asked for.
   virtual void observe(const ForwardResult& step, const KvCache& cache) {}
-  // The cache kept `keep` ([B, M] token level or per layer [B, KV, M] per head); compact any state.
+  // The cache kept `keep` ([B, M] token level, [B, L, KV, M] per head); compact any state.
   virtual void on_compact(const at::Tensor& keep) {}
   // Sequence 0's state is replicated into `batch` rollouts after the shared prefill.
   virtual void expand_batch(int64_t batch) {}

@@ -14,6 +14,8 @@ std::unique_ptr<Policy> make_random_policy(const PolicyOptions&);
 std::unique_ptr<Policy> make_importance_policy(const PolicyOptions&);
 std::unique_ptr<Policy> make_tova_policy(const PolicyOptions&);
 std::unique_ptr<Policy> make_h2o_policy(const PolicyOptions&);
+std::unique_ptr<Policy> make_h2o_true_policy(const PolicyOptions&);
+std::unique_ptr<Policy> make_kvpop_policy(const PolicyOptions&);
 std::unique_ptr<Policy> make_counter_causal_policy(const PolicyOptions&);
 std::unique_ptr<Policy> make_counter_causal_fast_policy(const PolicyOptions&);
 
@@ -29,6 +31,8 @@ const std::map<std::string, Factory>& factories() {
       {"importance", make_importance_policy},
       {"tova", make_tova_policy},
       {"h2o", make_h2o_policy},
+      {"h2o-true", make_h2o_true_policy},
+      {"kvpop", make_kvpop_policy},
       {"counter-causal", make_counter_causal_policy},
       {"counter-causal-fast", make_counter_causal_fast_policy},
   };

@@ -1,5 +1,5 @@
 // streaming (StreamingLLM): `sinks` attention-sink entries at the start + the newest J − sinks.
-// Scores prefer older slots, so the J − recent candidates kept are the first ones: the sinks.
+// A pure allocation: no scores.
 #include <algorithm>
 
 #include "policies/policy.h"
@@ -11,12 +11,9 @@ class StreamingPolicy final : public Policy {
  public:
   std::string name() const override { return "streaming"; }
   KeepRule keep_rule(const CacheBudget& budget) const override {
-    return {false, std::max<int64_t>(budget.J - budget.sinks, 0), Granularity::Token};
+    return {false, std::max<int64_t>(budget.J - budget.sinks, 0), Granularity::Token, budget.sinks};
   }
-  at::Tensor score(const ScoringContext& context) override {
-    const KvCache& cache = context.cache;
-    return -at::arange(cache.size(), at::kFloat).unsqueeze(0).expand({cache.batch(), cache.size()});
-  }
+  at::Tensor score(const ScoringContext&) override { return {}; }
 };
 }  // namespace
 

@@ -34,6 +34,7 @@ void KvCache::reserve(int64_t capacity) {
   grow(ids_, {batch_, capacity}, 1, long_opts);
   grow(positions_, {batch_, capacity}, 1, long_opts);
   if (keep_last_layer_input_) grow(last_input_, {batch_, capacity, hidden_}, 1, options_);
+  for (auto& p : head_positions_) grow(p, {batch_, kv_heads_, capacity}, 2, long_opts);
   capacity_ = capacity;
 }
 
@@ -41,8 +42,28 @@ at::Tensor KvCache::used(const at::Tensor& storage, int64_t dim) const { return 
 
 at::Tensor KvCache::keys(int64_t layer) const { return used(keys_.at(layer), 2); }
 at::Tensor KvCache::values(int64_t layer) const { return used(values_.at(layer), 2); }
-at::Tensor KvCache::token_ids() const { return used(ids_, 1); }
-at::Tensor KvCache::positions() const { return used(positions_, 1); }
+at::Tensor KvCache::token_ids() const {
+  if (per_head()) fail("KvCache: token ids are per head after per-KV-head compaction");
+  return used(ids_, 1);
+}
+
+at::Tensor KvCache::positions() const {
+  if (per_head()) fail("KvCache: positions are per head after per-KV-head compaction (use head_positions)");
+  return used(positions_, 1);
+}
+
+at::Tensor KvCache::head_positions(int64_t layer) const {
+  if (per_head()) return used(head_positions_.at(layer), 2);
+  return positions().unsqueeze(1).expand({batch_, kv_heads_, size_});
+}
+
+at::Tensor KvCache::all_positions() const {
+  if (!per_head()) return positions();
+  std::vector<at::Tensor> layers;
+  for (int64_t l = 0; l < num_layers(); ++l) layers.push_back(head_positions(l));
+  return at::stack(layers, 1);
+}
+
 at::Tensor KvCache::last_layer_input() const {
   return keep_last_layer_input_ ? used(last_input_, 1) : at::Tensor();
 }
@@ -62,12 +83,15 @@ std::pair<at::Tensor, at::Tensor> KvCache::append_layer(int64_t layer, const at:
 void KvCache::end_append(const at::Tensor& ids, const at::Tensor& positions, const at::Tensor& last_layer_input) {
   ids_.narrow(1, size_, pending_).copy_(ids);
   positions_.narrow(1, size_, pending_).copy_(positions);
+  for (auto& p : head_positions_)
+    p.narrow(2, size_, pending_).copy_(positions.unsqueeze(1).expand({batch_, kv_heads_, pending_}));
   if (keep_last_layer_input_) last_input_.narrow(1, size_, pending_).copy_(last_layer_input);
   size_ += pending_;
   pending_ = 0;
 }
 
 void KvCache::compact(const at::Tensor& keep) {
+  if (per_head()) fail("KvCache::compact: the cache is per head; use compact_per_head");
   at::Tensor index = keep.to(ids_.device(), at::kLong);
   if (index.dim() == 1) index = index.unsqueeze(0).expand({batch_, index.size(0)});
   if (index.dim() != 2 || index.size(0) != batch_) fail("KvCache::compact: keep must be [M] or [B, M]");
@@ -90,6 +114,34 @@ void KvCache::compact(const at::Tensor& keep) {
   size_ = kept;
 }
 
+void KvCache::compact_per_head(const at::Tensor& keep) {
+  const at::Tensor index = keep.to(keys_.front().device(), at::kLong);
+  if (index.dim() != 4 || index.size(0) != batch_ || index.size(1) != num_layers() || index.size(2) != kv_heads_)
+    fail("KvCache::compact_per_head: keep must be [B, L, KV, M]");
+  const int64_t kept = index.size(3);
+  if (kept > 0 && (index.min().item<int64_t>() < 0 || index.max().item<int64_t>() >= size_))
+    fail("KvCache::compact_per_head: slot index out of range [0, {})", size_);
+  if (!per_head()) {  // switch representation: every head starts from the token-level positions
+    const auto long_opts = options_.dtype(at::kLong);
+    for (int64_t l = 0; l < num_layers(); ++l) {
+      head_positions_.push_back(at::empty({batch_, kv_heads_, capacity_}, long_opts));
+      head_positions_.back().narrow(2, 0, size_).copy_(positions_.narrow(1, 0, size_).unsqueeze(1).expand({batch_, kv_heads_, size_}));
+    }
+    keep_last_layer_input_ = false;  // H^(L-1) is a per-token quantity
+    last_input_ = at::Tensor();
+  }
+  for (int64_t l = 0; l < num_layers(); ++l) {
+    const at::Tensor layer_index = index.select(1, l);  // [B, KV, M]
+    const at::Tensor rows = layer_index.unsqueeze(-1).expand({batch_, kv_heads_, kept, head_dim_});
+    const at::Tensor k = keys(l).gather(2, rows), v = values(l).gather(2, rows);
+    const at::Tensor p = head_positions(l).gather(2, layer_index);
+    keys_[l].narrow(2, 0, kept).copy_(k);
+    values_[l].narrow(2, 0, kept).copy_(v);
+    head_positions_[l].narrow(2, 0, kept).copy_(p);
+  }
+  size_ = kept;
+}
+
 void KvCache::expand_batch(int64_t batch) {
   auto replicate = [&](at::Tensor& storage) {
     std::vector<int64_t> shape(storage.sizes().begin(), storage.sizes().end());
@@ -101,6 +153,7 @@ void KvCache::expand_batch(int64_t batch) {
   replicate(ids_);
   replicate(positions_);
   if (keep_last_layer_input_) replicate(last_input_);
+  for (auto& p : head_positions_) replicate(p);
   batch_ = batch;
 }
 

@@ -2,6 +2,10 @@
 // optionally H^(L-1) (the last layer's input, for counter-causal-fast). Entries can be compacted to
 // any subset: that is all eviction needs. A batch dimension holds independent sequences (rollouts).
 //
+// Token-level compaction keeps the same entries in every layer and head. Per-KV-head compaction lets
+// each (layer, KV head) keep its own entries (same count, so tensors stay rectangular): the cache
+// then tracks original positions per head, and token ids / H^(L-1) no longer describe a slot.
+//
 // Storage grows geometrically so appending a token costs O(1) amortised copies, not O(n).
 #pragma once
 #include <ATen/ATen.h>
@@ -23,9 +27,12 @@ class KvCache {
 
   at::Tensor keys(int64_t layer) const;    // [B, KV, N, D]
   at::Tensor values(int64_t layer) const;  // [B, KV, N, D]
-  at::Tensor token_ids() const;            // [B, N] int64
-  at::Tensor positions() const;            // [B, N] int64, original positions
-  at::Tensor last_layer_input() const;     // [B, N, hidden]; undefined unless kept
+  bool per_head() const { return !head_positions_.empty(); }
+  at::Tensor token_ids() const;            // [B, N] int64 (token level only)
+  at::Tensor positions() const;            // [B, N] int64, original positions (token level only)
+  at::Tensor head_positions(int64_t layer) const;  // [B, KV, N] original positions, either level
+  at::Tensor all_positions() const;        // [B, N] token level, [B, L, KV, N] per head
+  at::Tensor last_layer_input() const;     // [B, N, hidden]; undefined unless kept (token level only)
 
   // The forward pass appends T entries: begin_append(T), then per layer append_layer (which returns
   // the layer's keys/values including the new entries), then end_append with the entries' metadata.
@@ -35,6 +42,8 @@ class KvCache {
 
   // Keep only the given slots: `keep` is [M] (same slots for every sequence) or [B, M], ascending.
   void compact(const at::Tensor& keep);
+  // Each layer and KV head keeps its own slots: `keep` is [B, L, KV, M], ascending along M.
+  void compact_per_head(const at::Tensor& keep);
   // Replicate sequence 0 into `batch` sequences (rollouts sharing a prefilled prompt).
   void expand_batch(int64_t batch);
 
@@ -49,6 +58,7 @@ class KvCache {
   std::vector<at::Tensor> keys_, values_;  // [B, KV, capacity, D]
   at::Tensor ids_, positions_;             // [B, capacity]
   at::Tensor last_input_;                  // [B, capacity, hidden]
+  std::vector<at::Tensor> head_positions_; // per layer [B, KV, capacity]; empty while token level
 };
 
 }  // namespace kvbench

@@ -7,13 +7,13 @@
 namespace kvbench {
 
 std::pair<int64_t, int64_t> candidate_range(int64_t n, int64_t frozen, const KeepRule& rule) {
-  const int64_t F = std::min(frozen, n);
-  return {F, std::max(F, n - rule.recent)};
+  const int64_t protected_prefix = std::min(frozen + rule.sinks, n);
+  return {protected_prefix, std::max(protected_prefix, n - rule.recent)};
 }
 
 at::Tensor select_keep(const at::Tensor& scores, int64_t n, int64_t J, int64_t frozen, const KeepRule& rule) {
   const auto [F, recent_begin] = candidate_range(n, frozen, rule);
-  const int64_t take = std::min(std::max<int64_t>(J - rule.recent, 0), recent_begin - F);
+  const int64_t take = std::min(std::max<int64_t>(J - rule.sinks - rule.recent, 0), recent_begin - F);
   std::vector<int64_t> lead;
   if (scores.defined()) lead.assign(scores.sizes().begin(), scores.sizes().end() - 1);
   const auto long_opts = at::TensorOptions().dtype(at::kLong).device(scores.defined() ? scores.device() : at::kCPU);

@@ -18,7 +18,7 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 RefreshRecord refresh(const Model& model, KvCache& cache, Policy& policy, const CacheBudget& budget) {
   RefreshRecord record;
   record.size_before = cache.size();
-  record.positions_before = snapshot(cache.positions(), at::kLong);
+  record.positions_before = snapshot(cache.all_positions(), at::kLong);
   const KeepRule rule = policy.keep_rule(budget);
   std::tie(record.candidates_begin, record.candidates_end) = candidate_range(cache.size(), budget.frozen, rule);
 
@@ -29,9 +29,12 @@ RefreshRecord refresh(const Model& model, KvCache& cache, Policy& policy, const 
 
   start = std::chrono::steady_clock::now();
   const at::Tensor keep = select_keep(scores, cache.size(), budget.J, budget.frozen, rule);
-  cache.compact(keep);
+  if (rule.granularity == Granularity::PerKvHead)
+    cache.compact_per_head(keep);
+  else
+    cache.compact(keep);
   policy.on_compact(keep);
-  record.kept_positions = snapshot(cache.positions(), at::kLong);
+  record.kept_positions = snapshot(cache.all_positions(), at::kLong);
   record.compaction_ms = ms_since(start);
   record.size_after = cache.size();
   return record;

@@ -1,0 +1,25 @@
+#include "policies/attention_mass.h"
+
+namespace kvbench {
+
+void AttentionMass::add(const ForwardResult& step, int64_t kv_heads) {
+  std::vector<at::Tensor> per_layer;
+  for (const at::Tensor& probs : step.attention) {  // [B, H, T, N]
+    const int64_t B = probs.size(0), H = probs.size(1), T = probs.size(2), N = probs.size(3);
+    per_layer.push_back(probs.view({B, kv_heads, H / kv_heads, T, N}).sum(3).mean(2));
+  }
+  const at::Tensor increment = at::stack(per_layer, 1);  // [B, L, KV, N]
+  if (mass_.defined() && mass_.size(0) == increment.size(0)) {
+    const int64_t grown = increment.size(3) - mass_.size(3);
+    mass_ = at::cat({mass_, at::zeros({mass_.size(0), mass_.size(1), mass_.size(2), grown}, mass_.options())}, 3);
+    mass_ += increment;
+  } else {
+    mass_ = increment.clone();
+  }
+}
+
+void AttentionMass::expand_batch(int64_t batch) {
+  if (mass_.defined()) mass_ = mass_.expand({batch, mass_.size(1), mass_.size(2), mass_.size(3)}).contiguous();
+}
+
+}  // namespace kvbench
