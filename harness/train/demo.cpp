@@ -60,8 +60,11 @@ json settings_json(const DemoSettings& s) {
 }  // namespace
 
 PromptAndAnswer rare_fact_text(const tasks::Sample& sample) {
+  const auto& lockers = sample.record.at("lockers");
+  const auto& codes = sample.record.at("answers");
   std::string answer;
-  for (const auto& code : sample.record.at("answers")) answer += (answer.empty() ? " " : ", ") + code.get<std::string>();
+  for (size_t f = 0; f < codes.size(); ++f)
+    answer += fmt::format(" The code for locker {} is {}.", lockers[f].get<int>(), codes[f].get<std::string>());
   return {rare_fact_task()->prompt(sample).raw, answer};
 }
 
@@ -127,7 +130,7 @@ double rare_fact_recall(const Model& model, const Tokenizer& tokenizer, const ta
   const auto policy = make_policy("full");
   GenerationSettings settings;
   settings.budget.h = std::numeric_limits<int32_t>::max();
-  settings.max_new_tokens = 8;
+  settings.max_new_tokens = 16;
   settings.eos_ids = tokenizer.eos_ids();
   double total = 0.0;
   const auto samples = tasks::generate_rare_fact_samples(spec);

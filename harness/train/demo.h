@@ -23,11 +23,11 @@ struct DemoSettings {
   // generator seed is far from the task's evaluation seeds (0, 1, ...), so no test story is trained on.
   uint64_t corpus_seed = 1000003;
   int samples_per_length = 1000;
-  std::vector<int> words = {40, 80, 120, 160, 240};
-  float answer_weight = 4.0f;      // loss weight of the answer tokens (the recall the demo is about)
+  std::vector<int> words = {20, 40, 80, 120, 160};
+  float answer_weight = 5.0f;      // loss weight of the answer tokens (the recall the demo is about)
   // Optimisation.
   int64_t steps = 2000, batch_size = 8;
-  double peak_lr = 3e-3, min_lr = 3e-4;
+  double peak_lr = 2e-3, min_lr = 1e-4;
   int64_t warmup_steps = 100;
   double weight_decay = 0.1, clip_norm = 1.0;
   // Intra-op threads, part of the determinism conditions. One is also the fastest here: the
@@ -35,7 +35,10 @@ struct DemoSettings {
   int64_t threads = 1;
 };
 
-// The rare-fact task's raw prompt for `sample` and the answer text the model should continue with.
+// The rare-fact task's raw prompt for `sample` and the answer the model should continue with: the fact
+// restated (" The code for locker 17 is 4821."), which the task's grader reads as the code. Restating
+// turns recall into plain induction (match "locker 17 is", copy what followed), which a small model
+// learns in minutes; after a bare " 4821" it had not learned the lookup in 1500 steps (recall 0).
 struct PromptAndAnswer {
   std::string prompt, answer;
 };

@@ -99,7 +99,12 @@ std::vector<at::Tensor> KvpopScorer::parameters() const {
 
 at::Tensor KvpopScorer::features(const Model& model, const at::Tensor& k, const at::Tensor& v,
                                  const at::Tensor& positions) {
-  return at::cat({model.rope(k, -positions), v}, -1).to(at::kFloat);
+  const int64_t B = k.size(0), KV = k.size(1), N = k.size(2), D = k.size(3);
+  const at::Tensor per_head = positions.dim() == 2 ? positions.unsqueeze(1).expand({B, KV, N}) : positions;
+  // RoPE by −position undoes it; heads are folded into the batch so each has its own positions.
+  const at::Tensor unrotated =
+      model.rope(k.reshape({B * KV, 1, N, D}), -per_head.reshape({B * KV, N})).view({B, KV, N, D});
+  return at::cat({unrotated, v}, -1).to(at::kFloat);
 }
 
 at::Tensor KvpopScorer::score(int64_t layer, const at::Tensor& features) const {
@@ -109,13 +114,6 @@ at::Tensor KvpopScorer::score(int64_t layer, const at::Tensor& features) const {
   const at::Tensor hidden = at::gelu(at::einsum("bknf,khf->bknh", {x, tensors_.at("mlp.w1")[layer]}) +
                                      per_head(tensors_.at("mlp.b1")[layer]));
   return (hidden * per_head(tensors_.at("mlp.w2")[layer])).sum(-1) + tensors_.at("mlp.b2")[layer].view({1, -1, 1});
-}
-
-at::Tensor KvpopScorer::score_cache(const Model& model, const std::vector<at::Tensor>& keys,
-                                    const std::vector<at::Tensor>& values, const at::Tensor& positions) const {
-  std::vector<at::Tensor> layers;
-  for (size_t l = 0; l < keys.size(); ++l) layers.push_back(score(l, features(model, keys[l], values[l], positions)));
-  return at::stack(layers, 1);
 }
 
 }  // namespace kvbench

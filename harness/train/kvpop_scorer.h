@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "policies/retention_scorer.h"
 
 namespace kvbench {
 
@@ -23,7 +24,7 @@ struct KvpopScorerShape {
   int64_t hidden = 32;  // MLP width
 };
 
-class KvpopScorer {
+class KvpopScorer final : public RetentionScorer {
  public:
   // Fresh parameters (small random, seeded); features standardised with `feature_mean`/`feature_std` [L, KV, 2D].
   static KvpopScorer create(const KvpopScorerShape& shape, const at::Tensor& feature_mean, const at::Tensor& feature_std,
@@ -38,13 +39,15 @@ class KvpopScorer {
   std::vector<at::Tensor> parameters() const;
 
   // Features [B, KV, N, 2D] of one layer's cache entries: post-RoPE keys k and values v [B, KV, N, D]
-  // at original positions [B, N].
+  // at original positions [B, N] (every head) or [B, KV, N] (per head).
   static at::Tensor features(const Model& model, const at::Tensor& k, const at::Tensor& v, const at::Tensor& positions);
   // Scores [B, KV, N] of layer `layer` from features (higher = keep).
   at::Tensor score(int64_t layer, const at::Tensor& features) const;
-  // Convenience for policies: scores [B, L, KV, N] of every layer of a cache.
-  at::Tensor score_cache(const Model& model, const std::vector<at::Tensor>& keys, const std::vector<at::Tensor>& values,
-                         const at::Tensor& positions) const;
+  // The kvpop policy's hook (policies/retention_scorer.h).
+  at::Tensor score(const Model& model, int64_t layer, const at::Tensor& keys, const at::Tensor& values,
+                   const at::Tensor& positions) const override {
+    return score(layer, features(model, keys, values, positions));
+  }
 
  private:
   KvpopScorerShape shape_;

@@ -12,29 +12,17 @@
 #include "model_test_util.h"
 #include "train/kvpop_scorer.h"
 #include "train/kvpop_targets.h"
+#include "engine/refresh.h"
+#include "policies/future_oracle.h"
 
 using namespace kvbench;
 using namespace kvbench::testing;
 
 namespace {
 
-ModelConfig gqa_config() {
-  ModelConfig c;
-  c.model_type = "llama";
-  c.hidden_size = 16;
-  c.intermediate_size = 24;
-  c.num_layers = 2;
-  c.num_heads = 4;
-  c.num_kv_heads = 2;
-  c.head_dim = 4;
-  c.vocab_size = 19;
-  c.max_position_embeddings = 128;
-  return c;
-}
-
 // Random weights with q/k scaled up so attention is far from uniform.
 Model peaked_model(at::ScalarType dtype) {
-  const ModelConfig c = gqa_config();
+  const ModelConfig c = tiny_model_config(ModelFamily::Llama, 16, 4, 2, 19);
   ModelWeights w = random_model(c, 3, at::kCPU, dtype).weights();
   for (auto& l : w.layers) {
     l.q_proj = l.q_proj * 40;
@@ -142,6 +130,11 @@ TEST_CASE("scorer features un-rotate keys; scorer files round-trip", "[kvpop][sc
   const at::Tensor features = KvpopScorer::features(model, model.rope(k0, positions), v, positions);
   CHECK(max_abs_diff(features.narrow(-1, 0, 4), k0) < 1e-5);
   CHECK(at::equal(features.narrow(-1, 4, 4), v));
+  // After per-head compaction each KV head has its own positions [B, KV, N].
+  const at::Tensor head_positions = at::stack({positions[0], positions[0].flip(0)}).unsqueeze(0);
+  const at::Tensor rotated = at::cat({model.rope(k0.narrow(1, 0, 1), positions),
+                                      model.rope(k0.narrow(1, 1, 1), positions.flip(1))}, 1);
+  CHECK(max_abs_diff(KvpopScorer::features(model, rotated, v, head_positions).narrow(-1, 0, 4), k0) < 1e-5);
 
   const auto file = std::filesystem::temp_directory_path() / ("kvbench_scorer_" + std::to_string(::getpid()));
   for (const auto kind : {ScorerKind::Linear, ScorerKind::Mlp}) {
@@ -155,4 +148,38 @@ TEST_CASE("scorer features un-rotate keys; scorer files round-trip", "[kvpop][sc
     CHECK(scorer.score(1, features).sizes() == at::IntArrayRef({1, 2, 6}));
   }
   std::filesystem::remove(file);
+}
+
+TEST_CASE("future-oracle keeps sinks, the window and each head's top-k by its target table", "[kvpop][oracle]") {
+  const Model model = peaked_model(at::kFloat);
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < 30; ++i) ids.push_back((i * 7) % 19);
+  KvCache cache(model.config(), 1, model.options(), false);
+  model.forward(ids_tensor(ids), position_range(0, 30), cache);
+  at::manual_seed(3);
+  at::Tensor targets = at::randn({2, 2, 25});  // the table ends before the cache does: positions 25..29 are "unknown"
+  targets[0][1][7] = std::nan("");             // no future known either
+  const auto policy = future_oracle_policy(targets);
+  CacheBudget budget;
+  budget.J = 12;
+  budget.sinks = 2;
+  budget.recent = 3;
+  refresh(model, cache, *policy, budget);
+  for (int64_t l = 0; l < 2; ++l)
+    for (int64_t h = 0; h < 2; ++h) {
+      // Candidates 2..26; unknown (≥ 25, NaN) rank first, then the 7 best known targets → 7 in all.
+      std::vector<int64_t> candidates;
+      for (int64_t t = 2; t < 27; ++t) candidates.push_back(t);
+      auto rank = [&](int64_t t) {
+        const double v = t >= 25 ? INFINITY : targets[l][h][t].item<double>();
+        return std::isnan(v) ? INFINITY : v;
+      };
+      std::stable_sort(candidates.begin(), candidates.end(), [&](int64_t a, int64_t b) { return rank(a) > rank(b); });
+      std::vector<int64_t> expected = {0, 1, 27, 28, 29};
+      expected.insert(expected.end(), candidates.begin(), candidates.begin() + 7);
+      std::sort(expected.begin(), expected.end());
+      const at::Tensor kept = cache.head_positions(l)[0][h].contiguous();
+      INFO("layer " << l << " head " << h);
+      CHECK(std::vector<int64_t>(kept.data_ptr<int64_t>(), kept.data_ptr<int64_t>() + kept.numel()) == expected);
+    }
 }

@@ -20,23 +20,7 @@ using namespace kvbench::testing;
 
 namespace {
 
-ModelConfig tiny_config(ModelFamily family, bool tied) {
-  ModelConfig c;
-  c.family = family;
-  c.model_type = to_string(family);
-  c.hidden_size = 8;
-  c.intermediate_size = 12;
-  c.num_layers = 2;
-  c.num_heads = 4;
-  c.num_kv_heads = 2;
-  c.head_dim = 4;
-  c.vocab_size = 13;
-  c.max_position_embeddings = 64;
-  c.tie_word_embeddings = tied;
-  c.qkv_bias = family == ModelFamily::Qwen2;
-  c.qk_norm = family == ModelFamily::Qwen3;
-  return c;
-}
+ModelConfig tiny_config(ModelFamily family, bool tied) { return tiny_model_config(family, 8, 2, 1, 13, tied); }
 
 // Random weights of a larger scale than the 0.02 init, and non-unit norms, so every path matters.
 ModelWeights perturbed_weights(const ModelConfig& c, at::ScalarType dtype) {
