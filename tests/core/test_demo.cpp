@@ -39,6 +39,15 @@ std::filesystem::path demo_dir() { return source_dir() / "models" / "kvbench-dem
 
 }  // namespace
 
+// Returns from the test (with a warning) when the committed checkpoint is absent (e.g. a trimmed checkout).
+#define REQUIRE_DEMO_MODEL()                                          \
+  do {                                                                \
+    if (!std::filesystem::exists(demo_dir() / "model.safetensors")) { \
+      WARN("skipped: models/kvbench-demo not present");               \
+      return;                                                         \
+    }                                                                 \
+  } while (0)
+
 TEST_CASE("demo training twice with the same seed gives bit-identical files", "[demo][train]") {
   const auto base = std::filesystem::temp_directory_path() / ("kvbench_demo_" + std::to_string(::getpid()));
   const int threads = at::get_num_threads();
@@ -58,10 +67,7 @@ TEST_CASE("demo training twice with the same seed gives bit-identical files", "[
 }
 
 TEST_CASE("rare-fact training sequences: BOS + prompt + restated fact + EOS, answer weighted", "[demo]") {
-  if (!std::filesystem::exists(demo_dir() / "tokenizer.json")) {
-    WARN("skipped: models/kvbench-demo not present");
-    return;
-  }
+  REQUIRE_DEMO_MODEL();
   const Tokenizer tokenizer = Tokenizer::load(demo_dir());
   tasks::RareFactSpec spec;
   spec.samples = 2;
@@ -88,10 +94,7 @@ TEST_CASE("rare-fact training sequences: BOS + prompt + restated fact + EOS, ans
 }
 
 TEST_CASE("the committed demo model answers held-out questions in the trained form", "[demo]") {
-  if (!std::filesystem::exists(demo_dir() / "model.safetensors")) {
-    WARN("skipped: models/kvbench-demo not present");
-    return;
-  }
+  REQUIRE_DEMO_MODEL();
   const Model model = Model::load(demo_dir());
   const Tokenizer tokenizer = Tokenizer::load(demo_dir());
   tasks::RareFactSpec spec;  // seed 0: stories the model was never trained on
@@ -111,10 +114,7 @@ TEST_CASE("the committed demo model answers held-out questions in the trained fo
 // 0.70); what is checked is that training helps: the trained scorer beats its own random start and
 // the recency floor, and the fallback beats recency.
 TEST_CASE("on the demo model the KVpop scorer learns: oracle recall above its untrained start", "[demo][kvpop]") {
-  if (!std::filesystem::exists(demo_dir() / "model.safetensors")) {
-    WARN("skipped: models/kvbench-demo not present");
-    return;
-  }
+  REQUIRE_DEMO_MODEL();
   const Model model = Model::load(demo_dir());
   const Tokenizer tokenizer = Tokenizer::load(demo_dir());
   FutureMassSpec mass;
