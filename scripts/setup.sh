@@ -8,12 +8,15 @@ packages=(
   libtorch-dev libopenblas0-pthread   # OpenBLAS: Debian's libtorch otherwise runs on netlib BLAS (~20x slower)
   libhdf5-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev libspdlog-dev
   libpcre2-dev libsentencepiece-dev libzip-dev libstemmer-dev
-  bubblewrap python3 python3-numpy python3-h5py python3-matplotlib nodejs npm
+  bubblewrap python3 python3-numpy python3-h5py python3-matplotlib
 )
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 done
+# Node.js may come from elsewhere (e.g. a vendor package that bundles npm and conflicts with Debian's).
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 if ((${#missing[@]})); then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -q

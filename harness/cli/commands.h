@@ -8,6 +8,9 @@ void add_generate_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_grade_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);  // also merge
+void add_report_command(CLI::App& app);  // also inspect
 void add_train_demo_command(CLI::App& app);
 void add_train_scorer_command(CLI::App& app);
 

@@ -1,8 +1,10 @@
 // kvbench: KV-cache eviction research harness. Subcommands are defined in cli/cmd_*.cpp.
+#include <ATen/Parallel.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <thread>
 
 #include "cli/commands.h"
 #include "common/error.h"
@@ -13,14 +15,23 @@ int main(int argc, char** argv) {
       "Run `kvbench <command> --help` for the options of one command."};
   app.require_subcommand(1);
   bool verbose = false;
+  int threads = static_cast<int>(std::thread::hardware_concurrency());
   app.add_flag("-v,--verbose", verbose, "Debug logging");
-  app.parse_complete_callback([&] { spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info); });
+  // libtorch defaults to one thread per physical core; on small VMs that is often 1.
+  app.add_option("--threads", threads, "CPU threads for libtorch (default: all logical cores)");
+  app.parse_complete_callback([&] {
+    spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
+    at::set_num_threads(std::max(threads, 1));
+  });
   spdlog::set_pattern("[%H:%M:%S %^%l%$] %v");
 
   kvbench::cli::add_generate_command(app);
   kvbench::cli::add_tokenize_command(app);
   kvbench::cli::add_bench_command(app);
   kvbench::cli::add_grade_command(app);
+  kvbench::cli::add_run_command(app);
+  kvbench::cli::add_sweep_command(app);
+  kvbench::cli::add_report_command(app);
   kvbench::cli::add_train_demo_command(app);
   kvbench::cli::add_train_scorer_command(app);
 

@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "model/random_model.h"
+#include "run/job.h"
 
 namespace kvbench::cli {
 
@@ -50,27 +51,9 @@ void PolicyCliOptions::add_to(CLI::App* command) {
 }
 
 CacheBudget PolicyCliOptions::budget(const Policy& p, int64_t auto_frozen_tokens) const {
-  CacheBudget b;
-  b.J = J;
-  if (frozen == "auto") {
-    b.frozen = auto_frozen_tokens;
-    b.J -= auto_frozen_tokens;  // the reference's auto_frozen counts the system prompt against J
-  } else {
-    try {
-      b.frozen = std::stoll(frozen);
-    } catch (const std::exception&) {
-      fail("--frozen must be a token count or `auto` (got \"{}\")", frozen);
-    }
-  }
-  if (p.evicts() && J <= 0) fail("policy {} needs a cache budget: pass --J N (N > 0)", p.name());
-  // Without a budget (full) nothing is refreshed, so the prompt is prefilled in one pass.
-  b.h = h > 0 ? h : (J > 0 ? std::max<int64_t>(J / 4, 1) : std::numeric_limits<int32_t>::max());
-  if (h < 0) fail("--h must be positive (got {})", h);
-  b.recent = recent >= 0 ? recent : p.default_recent(b.J);
-  b.min_gap = min_gap;
-  b.sinks = sinks;
-  b.mode = mode == "chunked" ? CacheBudget::Mode::Chunked : CacheBudget::Mode::PrefillEnd;
-  return b;
+  return resolve_budget(spec(), p, auto_frozen_tokens);
 }
+
+BudgetSpec PolicyCliOptions::spec() const { return {J, h, recent, frozen, min_gap, sinks, mode}; }
 
 }  // namespace kvbench::cli

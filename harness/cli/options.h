@@ -5,6 +5,7 @@
 
 #include "engine/generate.h"
 #include "model/model.h"
+#include "run/job.h"
 
 namespace kvbench::cli {
 
@@ -34,6 +35,7 @@ struct PolicyCliOptions {
   void add_to(CLI::App* command);
   // The budget for `policy`, with `auto_frozen_tokens` standing in for --frozen auto.
   CacheBudget budget(const Policy& policy, int64_t auto_frozen_tokens) const;
+  BudgetSpec spec() const;
 };
 
 }  // namespace kvbench::cli

@@ -110,9 +110,10 @@ at::Tensor Model::attend(const at::Tensor& q, const at::Tensor& k, const at::Ten
   at::Tensor probs;
   if (allowed.defined()) {
     const at::Tensor mask = allowed.reshape({allowed.dim() == 3 ? allowed.size(0) : 1, 1, 1, T, N});
-    scores = scores.masked_fill(mask.logical_not(), -std::numeric_limits<float>::infinity());
+    scores.masked_fill_(mask.logical_not(), -std::numeric_limits<float>::infinity());
     probs = at::softmax(scores, -1);
-    probs = probs.masked_fill(mask.any(-1, /*keepdim=*/true).logical_not(), 0.0);  // rows with no key → 0
+    const at::Tensor has_key = mask.any(-1, /*keepdim=*/true);
+    if (!has_key.all().item<bool>()) probs.masked_fill_(has_key.logical_not(), 0.0);  // rows with no key → 0
   } else {
     probs = at::softmax(scores, -1);
   }

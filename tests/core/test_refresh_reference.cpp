@@ -5,6 +5,7 @@
 
 #include "engine/generate.h"
 #include "model_test_util.h"
+#include "python_oracle.h"
 #include "test_support.h"
 
 using namespace kvbench;
@@ -36,6 +37,32 @@ std::vector<int64_t> to_vector(const at::Tensor& t) {
   return {c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()};
 }
 
+// Runs the engine with a golden file's settings and compares everything the reference recorded.
+void check_against_reference_run(const Model& model, const json& golden) {
+  auto policy = make_policy(policy_name(golden.at("policy")));
+  const GenerationResult result =
+      generate(model, *policy, golden.at("prompt_ids").get<std::vector<int64_t>>(), settings_from(golden.at("params")));
+  CHECK(result.rollouts[0].generated == golden.at("generated").get<std::vector<int64_t>>());
+  const json& refreshes = golden.at("refreshes");
+  REQUIRE(result.refreshes.size() == refreshes.size());
+  for (size_t r = 0; r < refreshes.size(); ++r) {
+    const json& expected = refreshes[r];
+    const RefreshRecord& got = result.refreshes[r];
+    INFO("refresh " << r << " (" << expected.at("phase").get<std::string>() << ")");
+    CHECK(got.phase == expected.at("phase").get<std::string>());
+    CHECK(got.step == (got.phase == "prefill" ? expected.at("chunk") : expected.at("step")).get<int64_t>());
+    CHECK(got.processed == expected.at("processed").get<int64_t>());
+    CHECK(to_vector(got.positions_before[0]) == expected.at("positions_before").get<std::vector<int64_t>>());
+    CHECK(to_vector(got.kept_positions[0]) == expected.at("kept").get<std::vector<int64_t>>());
+    if (!expected.at("scores").is_null()) {
+      REQUIRE(got.scores.defined());
+      const at::Tensor want = at::tensor(expected.at("scores").get<std::vector<float>>(), at::kFloat);
+      // Absolute 1e-4 on counter-causal logits; accumulated h2o/importance scores are O(1) too.
+      CHECK(max_abs_diff(got.scores[0], want) < 1e-4);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("refresh engine reproduces ref_refresh.py golden runs for every reference policy", "[refresh][reference]") {
@@ -46,30 +73,39 @@ TEST_CASE("refresh engine reproduces ref_refresh.py golden runs for every refere
   for (const auto& entry : std::filesystem::directory_iterator(dir / "reference/refresh")) {
     if (entry.path().extension() != ".json") continue;
     ++files;
-    const json golden = read_json_file(entry.path());
     INFO(entry.path().filename().string());
-    auto policy = make_policy(policy_name(golden.at("policy")));
-    const GenerationResult result =
-        generate(model, *policy, golden.at("prompt_ids").get<std::vector<int64_t>>(), settings_from(golden.at("params")));
-    CHECK(result.rollouts[0].generated == golden.at("generated").get<std::vector<int64_t>>());
-    const json& refreshes = golden.at("refreshes");
-    REQUIRE(result.refreshes.size() == refreshes.size());
-    for (size_t r = 0; r < refreshes.size(); ++r) {
-      const json& expected = refreshes[r];
-      const RefreshRecord& got = result.refreshes[r];
-      INFO("refresh " << r << " (" << expected.at("phase").get<std::string>() << ")");
-      CHECK(got.phase == expected.at("phase").get<std::string>());
-      CHECK(got.step == (got.phase == "prefill" ? expected.at("chunk") : expected.at("step")).get<int64_t>());
-      CHECK(got.processed == expected.at("processed").get<int64_t>());
-      CHECK(to_vector(got.positions_before[0]) == expected.at("positions_before").get<std::vector<int64_t>>());
-      CHECK(to_vector(got.kept_positions[0]) == expected.at("kept").get<std::vector<int64_t>>());
-      if (!expected.at("scores").is_null()) {
-        REQUIRE(got.scores.defined());
-        const at::Tensor want = at::tensor(expected.at("scores").get<std::vector<float>>(), at::kFloat);
-        // Absolute 1e-4 on counter-causal logits; accumulated h2o/importance scores are O(1) too.
-        CHECK(max_abs_diff(got.scores[0], want) < 1e-4);
-      }
-    }
+    check_against_reference_run(model, read_json_file(entry.path()));
   }
   CHECK(files >= 12);
+}
+
+TEST_CASE("refresh engine matches ref_refresh.py run live on configurations of our own", "[refresh][reference]") {
+  if (!python_oracle_available()) {
+    WARN("skipped: needs ../shared/tools and /usr/bin/python3 with numpy");
+    return;
+  }
+  // Qwen3 q/k-norm, llama3 rope scaling and Qwen2 biases under every reference policy, with frozen
+  // prefixes, min_gap, both modes and prompts long enough for prefill refreshes.
+  const std::string long_prompt = "1,17,240,33,91,402,7,7,88,19,250,301,66,5,420,111,73,199,12,8,460,35,77,140,222,9";
+  const std::vector<std::pair<std::string, std::string>> runs = {
+      {"tiny-qwen3", "--policy counter_causal --J 10 --h 4 --min-gap 1 --frozen 2"},
+      {"tiny-qwen3", "--policy counter_fast --J 12 --h 4 --mode prefill_end"},
+      {"tiny-llama3", "--policy counter_causal --J 8 --h 8 --min-gap 2 --mode prefill_end"},
+      {"tiny-llama3", "--policy h2o --J 12 --h 3 --frozen 3"},
+      {"tiny-qwen2", "--policy importance --J 10 --h 5 --recent 2"},
+      {"tiny-qwen2", "--policy sliding --J 9 --h 4 --frozen 1"},
+      {"stories260K", "--policy counter_fast --J 12 --h 6 --recent 3 --min-gap 1 --frozen 2"},
+  };
+  for (const auto& [name, args] : runs) {
+    INFO(name << " " << args);
+    const auto dir = shared_dir() / "models" / name;
+    const auto out = std::filesystem::temp_directory_path() / ("kvbench_ref_refresh_" + std::to_string(::getpid()) + ".json");
+    const std::string command = fmt::format("/usr/bin/python3 {} --model {} --prompt-ids {} --max-new 24 {} --out {} >/dev/null",
+                                            (shared_dir() / "tools/ref_refresh.py").string(), dir.string(), long_prompt, args,
+                                            out.string());
+    REQUIRE(std::system(command.c_str()) == 0);
+    const json golden = read_json_file(out);
+    std::filesystem::remove(out);
+    check_against_reference_run(Model::load(dir), golden);
+  }
 }

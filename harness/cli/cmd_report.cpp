@@ -1,0 +1,112 @@
+// `kvbench report`: paper tables from results files; `kvbench inspect`: what one results file holds.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <map>
+
+#include "cli/commands.h"
+#include "common/error.h"
+#include "report/tables.h"
+
+namespace kvbench::cli {
+
+namespace {
+
+struct ReportOptions {
+  std::vector<std::string> files, tables = {"overview"};
+  std::string format = "md", h;
+  std::vector<std::string> policies;
+  int64_t J = 0;
+};
+
+std::vector<Table> build_tables(const std::string& name, const std::vector<JobResults>& jobs) {
+  if (name == "overview") return {overview_table(jobs)};
+  if (name == "policies") return policy_model_tables(jobs);
+  if (name == "aime") return {aime_table(jobs)};
+  if (name == "accuracy-vs-j") return accuracy_vs_j_tables(jobs);
+  if (name == "latency") return {latency_table(jobs)};
+  if (name == "paired") return {paired_table(jobs)};
+  fail("unknown table \"{}\"", name);
+}
+
+void report_command(const ReportOptions& o) {
+  std::vector<JobResults> jobs;
+  for (const auto& file : o.files) jobs.push_back(load_job_results(file));
+  TableFilter filter;
+  if (o.J > 0) filter.J = o.J;
+  filter.h = o.h;
+  filter.policies = o.policies;
+  jobs = filter_jobs(jobs, filter);
+  std::string out;
+  for (const auto& name : o.tables)
+    for (const auto& table : build_tables(name, jobs)) out += render(table, o.format) + "\n";
+  std::cout << out;
+}
+
+void inspect_command(const std::string& file) {
+  const JobResults job = load_job_results(file);
+  const Results& r = job.results;
+  std::cout << fmt::format("{}\n  kvbench {} (commit {}), libtorch {}, {} {}, host {}\n  {} → {}\n", file,
+                           r.info.kvbench_version, r.info.git_commit, r.info.torch_version, r.info.device,
+                           r.info.dtype, r.info.host, r.info.start_time, r.info.end_time);
+  std::cout << "  config: " << r.info.config_json << "\n";
+  const Summary& s = r.summary;
+  std::cout << fmt::format("  score {:.3f} [{:.3f}, {:.3f}]  pred=None {:.3f}  mean length {:.1f}  ({} samples, {} "
+                           "rows)\n",
+                           s.score, s.score_ci_low, s.score_ci_high, s.pred_none_rate, s.mean_generated_length,
+                           s.samples, s.rows);
+  std::map<std::string, int64_t> stops;
+  for (const auto& row : r.rows) ++stops[row.stop_reason];
+  std::cout << "  stop reasons:";
+  for (const auto& [reason, count] : stops) std::cout << fmt::format(" {}={}", reason, count);
+  double scoring = 0.0;
+  for (const auto& trace : r.refreshes) scoring += trace.scoring_ms;
+  std::cout << fmt::format("\n  refreshes: {} (mean scoring {:.3f} ms)\n", r.refreshes.size(),
+                           r.refreshes.empty() ? 0.0 : scoring / r.refreshes.size());
+  constexpr size_t kShown = 5;
+  for (size_t i = 0; i < std::min(kShown, r.rows.size()); ++i) {
+    const ResultRow& row = r.rows[i];
+    std::cout << fmt::format("  {} r{}: score {:.2f} pred {} ({} tokens, {})\n", row.sample_id, row.rollout, row.score,
+                             row.pred ? "\"" + *row.pred + "\"" : "None", row.generated_ids.size(), row.stop_reason);
+  }
+  if (r.rows.size() > kShown) std::cout << fmt::format("  … {} more rows\n", r.rows.size() - kShown);
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto o = std::make_shared<ReportOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "Tables from results files (never re-runs a model). Tables (--table, repeatable):\n"
+      "  overview       one row per file: score with bootstrap 95% CI, pred=None rate, mean length\n"
+      "  policies       paper Table 2: rows policies, columns models, one fixed J and h (one table per task)\n"
+      "  aime           paper Table 3: columns policies, a pass@1 row and a pred=None row per model × task\n"
+      "  accuracy-vs-j  rows policies, columns J (Fig. 2/5 data), one table per model × task\n"
+      "  latency        refresh latency (scoring, compaction) by cache size n (Table 1)\n"
+      "  paired         every pair of policies on the same samples and seeds: paired bootstrap CI, sign test\n"
+      "Seeds are pooled: a CI resamples (seed, sample) units, each the mean over its rollouts.\n"
+      "Examples:\n"
+      "  kvbench report results/demo/*.h5 --table policies --J 64 --h J/4\n"
+      "  kvbench report results/demo/*.h5 --table accuracy-vs-j --table paired --format latex\n"
+      "  kvbench report results/demo/*.h5 --table paired --J 64 --policy counter-causal --policy sliding");
+  cmd->add_option("files", o->files, "Results files (.h5)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--table", o->tables, "overview, policies, aime, accuracy-vs-j, latency, paired")
+      ->check(CLI::IsMember({"overview", "policies", "aime", "accuracy-vs-j", "latency", "paired"}))
+      ->capture_default_str();
+  cmd->add_option("--format", o->format, "md, csv or latex")->check(CLI::IsMember({"md", "csv", "latex"}))
+      ->capture_default_str();
+  cmd->add_option("--J", o->J, "Only files with this J");
+  cmd->add_option("--h", o->h, "Only files with this h: a number or a ratio of J (J/4)");
+  cmd->add_option("--policy", o->policies, "Only these policies (repeatable); rows follow the files' order");
+  cmd->callback([o] { report_command(*o); });
+
+  auto file = std::make_shared<std::string>();
+  CLI::App* inspect = app.add_subcommand(
+      "inspect", "Summarise one results file: provenance, config, score, stop reasons, refreshes, first rows.\n"
+                 "Example: kvbench inspect results/demo/stories260K__rare-fact__tova__J64__h16__s0__r1.h5");
+  inspect->add_option("file", *file, "Results file (.h5)")->required()->check(CLI::ExistingFile);
+  inspect->callback([file] { inspect_command(*file); });
+}
+
+}  // namespace kvbench::cli

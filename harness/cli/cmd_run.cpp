@@ -1,0 +1,117 @@
+// `kvbench run`: one job (model × task × policy × J × h × decoding) into one HDF5 results file, resumable.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/job_support.h"
+#include "cli/options.h"
+#include "common/error.h"
+#include "run/runner.h"
+
+namespace kvbench::cli {
+
+namespace {
+
+struct RunCliOptions {
+  ModelOptions model;
+  PolicyCliOptions policy;
+  std::string task, data, data_root, prompt_mode = "raw", out, samples;
+  int64_t max_new = 0, rollouts = 0, limit = 0;
+  double temperature = -1.0, top_p = -1.0;
+  uint64_t seed = 0;
+  bool force = false, quiet = false;
+};
+
+std::vector<std::string> split_ids(const std::string& text) {
+  std::vector<std::string> ids;
+  std::stringstream in(text);
+  for (std::string id; std::getline(in, id, ',');)
+    if (!id.empty()) ids.push_back(id);
+  return ids;
+}
+
+JobConfig job_of(const RunCliOptions& o) {
+  JobConfig job;
+  job.model = o.model.model;
+  job.task = o.task;
+  job.data = o.data;
+  job.prompt_mode = o.prompt_mode;
+  job.policy = o.policy.policy;
+  job.budget = o.policy.spec();
+  job.policy_seed = o.policy.seed;
+  job.max_new = o.max_new;
+  job.temperature = o.temperature;
+  job.top_p = o.top_p;
+  job.rollouts = o.rollouts;
+  job.seed = o.seed;
+  job.limit = o.limit;
+  job.samples = split_ids(o.samples);
+  job.device = o.model.device;
+  job.dtype = dtype_name(o.model.parsed_dtype());
+  return resolve_job(job, o.data_root.empty() ? default_data_root() : std::filesystem::path(o.data_root));
+}
+
+void run_command(const RunCliOptions& o) {
+  const JobConfig job = job_of(o);
+  const std::filesystem::path out = o.out.empty() ? "results/" + job_label(job) + ".h5" : o.out;
+  if (check_output(out, job, o.force) == OutputState::Complete && !o.force) {
+    fmt::print(stderr, "{} is complete for this job; nothing to do (pass --force to rerun)\n", out.string());
+    std::cout << summary_line(out.string(), read_results(out).summary) << "\n";
+    return;
+  }
+  const LoadedModel loaded = load_job_model(job);
+  const RunOutcome outcome = run_job(job, out, loaded.model, loaded.tokenizer, {o.force, !o.quiet, job_label(job)});
+  if (outcome.resumed > 0) fmt::print(stderr, "resumed: {} samples were already finished\n", outcome.resumed);
+  std::cout << summary_line(out.string(), outcome.summary) << "\n";
+}
+
+}  // namespace
+
+LoadedModel load_job_model(const JobConfig& job) {
+  if (!std::filesystem::exists(std::filesystem::path(job.model) / "tokenizer.json"))
+    fail("{}: no tokenizer.json (runs decode and grade text, so the model needs its tokenizer)", job.model);
+  ModelOptions options;
+  options.model = job.model;
+  options.device = job.device;
+  options.dtype = job.dtype;
+  return {options.load(), Tokenizer::load(job.model)};
+}
+
+void add_run_command(CLI::App& app) {
+  auto o = std::make_shared<RunCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "run",
+      "Run one job — model × task × policy × J × h × decoding — into an HDF5 results file (schema: results/README.md).\n"
+      "Each finished sample is journalled beside the output (OUT.partial.jsonl): after a crash or kill, rerun the\n"
+      "same command and it resumes. A finished output of the same job is left as it is.\n"
+      "Examples:\n"
+      "  kvbench run --model ../shared/models/stories260K --task rare-fact \\\n"
+      "      --data rare-fact:seed=0,samples=10,words=120,facts=1 --policy counter-causal --J 64 --out results/cc.h5\n"
+      "  kvbench run --model models/Qwen2.5-7B-Instruct --task math500 --policy h2o --J 512 --h 256 --limit 20\n"
+      "  kvbench run --model M --task aime24 --policy tova --J 1024 --rollouts 16 --temperature 0.6 --seed 1");
+  o->model.add_to(cmd);
+  cmd->add_option("--task", o->task, fmt::format("Task: {}", fmt::join(tasks::task_names(), ", ")))->required();
+  cmd->add_option("--data", o->data, "Dataset path (or rare-fact spec); default: the task's dataset under --data-root");
+  cmd->add_option("--data-root", o->data_root, "Datasets root (default: ../shared/datasets when it exists)");
+  cmd->add_option("--prompt-mode", o->prompt_mode, "raw (the reference: no chat template) or chat")
+      ->check(CLI::IsMember({"raw", "chat"}))
+      ->capture_default_str();
+  o->policy.add_to(cmd);
+  cmd->add_option("--max-new", o->max_new, "Maximum new tokens (default: the task's)");
+  cmd->add_option("--temperature", o->temperature, "0 = greedy (default: the task's)");
+  cmd->add_option("--top-p", o->top_p, "Nucleus sampling mass (default: the task's)");
+  cmd->add_option("--rollouts", o->rollouts, "Rollouts per sample, decoded as one batch; pass@1 = mean over them "
+                                             "(default: the task's)");
+  cmd->add_option("--seed", o->seed, "Sampling seed (rollout r draws from its own stream)")->capture_default_str();
+  cmd->add_option("--limit", o->limit, "Only the first N samples (0 = all)")->capture_default_str();
+  cmd->add_option("--samples", o->samples, "Only these sample ids, comma-separated (e.g. s0/3,s0/7)");
+  cmd->add_option("--out", o->out, "Results file (default: results/<job label>.h5)");
+  cmd->add_flag("--force", o->force, "Replace an existing output or work file, even of a different job");
+  cmd->add_flag("--quiet", o->quiet, "No progress bar");
+  cmd->callback([o] { run_command(*o); });
+}
+
+}  // namespace kvbench::cli

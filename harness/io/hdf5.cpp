@@ -1,0 +1,273 @@
+#include "io/hdf5.h"
+
+#include "common/error.h"
+
+namespace kvbench::h5 {
+
+namespace {
+
+// HDF5 prints its own error stack to stderr by default; we report failures as kvbench::Error instead.
+void silence_hdf5_errors() {
+  static const bool silenced = [] { return H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr) >= 0; }();
+  (void)silenced;
+}
+
+Handle checked(hid_t id, Handle::Closer close, const std::string& what) {
+  if (id < 0) fail("{}", what);
+  return Handle(id, close);
+}
+
+void check(herr_t status, const std::string& what) {
+  if (status < 0) fail("{}", what);
+}
+
+Handle string_type() {
+  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(type.id(), H5T_VARIABLE);
+  H5Tset_cset(type.id(), H5T_CSET_UTF8);
+  return type;
+}
+
+Handle int_sequence_type() { return Handle(H5Tvlen_create(H5T_NATIVE_INT64), H5Tclose); }
+
+// Frees what HDF5 allocated while reading variable-length data.
+void reclaim(const Handle& type, const Handle& space, void* buffer) {
+#if H5_VERSION_GE(1, 12, 0)
+  H5Treclaim(type.id(), space.id(), H5P_DEFAULT, buffer);
+#else
+  H5Dvlen_reclaim(type.id(), space.id(), H5P_DEFAULT, buffer);
+#endif
+}
+
+std::string path_of(const Location& at, const std::string& name) { return at.where + "/" + name; }
+
+void write_dataset(const Location& at, const std::string& name, hid_t file_type, hid_t memory_type, size_t count,
+                   const void* data) {
+  const hsize_t dims[1] = {count};
+  Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose);
+  Handle dataset = checked(H5Dcreate2(at.handle.id(), name.c_str(), file_type, space.id(), H5P_DEFAULT, H5P_DEFAULT,
+                                      H5P_DEFAULT),
+                           H5Dclose, fmt::format("{}: cannot create dataset", path_of(at, name)));
+  if (count > 0)
+    check(H5Dwrite(dataset.id(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
+          fmt::format("{}: cannot write dataset", path_of(at, name)));
+}
+
+struct OpenDataset {
+  Handle dataset, space;
+  size_t count = 0;
+};
+
+OpenDataset open_dataset(const Location& at, const std::string& name, H5T_class_t expected_class) {
+  if (!has_object(at, name)) fail("{}: missing dataset", path_of(at, name));
+  OpenDataset d;
+  d.dataset = checked(H5Dopen2(at.handle.id(), name.c_str(), H5P_DEFAULT), H5Dclose,
+                      fmt::format("{}: cannot open dataset", path_of(at, name)));
+  Handle type(H5Dget_type(d.dataset.id()), H5Tclose);
+  if (H5Tget_class(type.id()) != expected_class) fail("{}: unexpected data type", path_of(at, name));
+  d.space = Handle(H5Dget_space(d.dataset.id()), H5Sclose);
+  if (H5Sget_simple_extent_ndims(d.space.id()) != 1) fail("{}: expected a 1-D dataset", path_of(at, name));
+  hsize_t dims[1] = {0};
+  H5Sget_simple_extent_dims(d.space.id(), dims, nullptr);
+  d.count = dims[0];
+  return d;
+}
+
+template <class T>
+std::vector<T> read_numeric(const Location& at, const std::string& name, H5T_class_t type_class, hid_t memory_type) {
+  OpenDataset d = open_dataset(at, name, type_class);
+  std::vector<T> values(d.count);
+  if (d.count > 0)
+    check(H5Dread(d.dataset.id(), memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()),
+          fmt::format("{}: cannot read dataset", path_of(at, name)));
+  return values;
+}
+
+Handle open_attribute(const Location& at, const std::string& name) {
+  if (H5Aexists(at.handle.id(), name.c_str()) <= 0) fail("{}: missing attribute \"{}\"", at.where, name);
+  return checked(H5Aopen(at.handle.id(), name.c_str(), H5P_DEFAULT), H5Aclose,
+                 fmt::format("{}: cannot open attribute \"{}\"", at.where, name));
+}
+
+void write_scalar_attribute(const Location& at, const std::string& name, hid_t type, const void* value) {
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  Handle attribute = checked(H5Acreate2(at.handle.id(), name.c_str(), type, space.id(), H5P_DEFAULT, H5P_DEFAULT),
+                             H5Aclose, fmt::format("{}: cannot create attribute \"{}\"", at.where, name));
+  check(H5Awrite(attribute.id(), type, value), fmt::format("{}: cannot write attribute \"{}\"", at.where, name));
+}
+
+template <class T>
+T read_numeric_attribute(const Location& at, const std::string& name, H5T_class_t type_class, hid_t memory_type) {
+  Handle attribute = open_attribute(at, name);
+  Handle type(H5Aget_type(attribute.id()), H5Tclose);
+  if (H5Tget_class(type.id()) != type_class) fail("{}: attribute \"{}\" has an unexpected type", at.where, name);
+  T value{};
+  check(H5Aread(attribute.id(), memory_type, &value), fmt::format("{}: cannot read attribute \"{}\"", at.where, name));
+  return value;
+}
+
+}  // namespace
+
+Handle& Handle::operator=(Handle&& other) noexcept {
+  if (this != &other) {
+    if (id_ >= 0 && close_) close_(id_);
+    id_ = other.id_;
+    close_ = other.close_;
+    other.id_ = -1;
+  }
+  return *this;
+}
+
+Handle::~Handle() {
+  if (id_ >= 0 && close_) close_(id_);
+}
+
+Location create_file(const std::filesystem::path& path) {
+  silence_hdf5_errors();
+  return {checked(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
+                  fmt::format("{}: cannot create HDF5 file", path.string())),
+          path.string() + ":"};
+}
+
+Location open_file(const std::filesystem::path& path) {
+  silence_hdf5_errors();
+  if (!std::filesystem::exists(path)) fail("{}: no such file", path.string());
+  return {checked(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
+                  fmt::format("{}: not a readable HDF5 file", path.string())),
+          path.string() + ":"};
+}
+
+Location create_group(const Location& parent, const std::string& name) {
+  return {checked(H5Gcreate2(parent.handle.id(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
+                  fmt::format("{}: cannot create group", path_of(parent, name))),
+          path_of(parent, name)};
+}
+
+Location open_group(const Location& parent, const std::string& name) {
+  if (!has_object(parent, name)) fail("{}: missing group", path_of(parent, name));
+  return {checked(H5Gopen2(parent.handle.id(), name.c_str(), H5P_DEFAULT), H5Gclose,
+                  fmt::format("{}: cannot open group", path_of(parent, name))),
+          path_of(parent, name)};
+}
+
+bool has_object(const Location& parent, const std::string& name) {
+  return H5Lexists(parent.handle.id(), name.c_str(), H5P_DEFAULT) > 0;
+}
+
+void write_attribute(const Location& at, const std::string& name, const std::string& value) {
+  const char* text = value.c_str();
+  write_scalar_attribute(at, name, string_type().id(), &text);
+}
+
+void write_attribute(const Location& at, const std::string& name, double value) {
+  write_scalar_attribute(at, name, H5T_NATIVE_DOUBLE, &value);
+}
+
+void write_attribute(const Location& at, const std::string& name, int64_t value) {
+  write_scalar_attribute(at, name, H5T_NATIVE_INT64, &value);
+}
+
+std::string read_string_attribute(const Location& at, const std::string& name) {
+  Handle attribute = open_attribute(at, name);
+  Handle file_type(H5Aget_type(attribute.id()), H5Tclose);
+  if (H5Tget_class(file_type.id()) != H5T_STRING || !H5Tis_variable_str(file_type.id()))
+    fail("{}: attribute \"{}\" is not a variable-length string", at.where, name);
+  Handle type = string_type();
+  char* text = nullptr;
+  check(H5Aread(attribute.id(), type.id(), &text), fmt::format("{}: cannot read attribute \"{}\"", at.where, name));
+  std::string value = text ? text : "";
+  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
+  reclaim(type, space, &text);
+  return value;
+}
+
+double read_double_attribute(const Location& at, const std::string& name) {
+  return read_numeric_attribute<double>(at, name, H5T_FLOAT, H5T_NATIVE_DOUBLE);
+}
+
+int64_t read_int_attribute(const Location& at, const std::string& name) {
+  return read_numeric_attribute<int64_t>(at, name, H5T_INTEGER, H5T_NATIVE_INT64);
+}
+
+void write_column(const Location& at, const std::string& name, const std::vector<int64_t>& values) {
+  write_dataset(at, name, H5T_STD_I64LE, H5T_NATIVE_INT64, values.size(), values.data());
+}
+
+void write_column(const Location& at, const std::string& name, const std::vector<double>& values) {
+  write_dataset(at, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, values.size(), values.data());
+}
+
+void write_column(const Location& at, const std::string& name, const std::vector<std::string>& values) {
+  std::vector<const char*> pointers;
+  for (const auto& value : values) pointers.push_back(value.c_str());
+  Handle type = string_type();
+  write_dataset(at, name, type.id(), type.id(), values.size(), pointers.data());
+}
+
+void write_column(const Location& at, const std::string& name, const std::vector<std::vector<int64_t>>& values) {
+  std::vector<hvl_t> sequences;
+  for (const auto& value : values) sequences.push_back({value.size(), const_cast<int64_t*>(value.data())});
+  Handle file_type(H5Tvlen_create(H5T_STD_I64LE), H5Tclose);
+  write_dataset(at, name, file_type.id(), int_sequence_type().id(), values.size(), sequences.data());
+}
+
+std::vector<int64_t> read_int_column(const Location& at, const std::string& name) {
+  return read_numeric<int64_t>(at, name, H5T_INTEGER, H5T_NATIVE_INT64);
+}
+
+std::vector<double> read_double_column(const Location& at, const std::string& name) {
+  return read_numeric<double>(at, name, H5T_FLOAT, H5T_NATIVE_DOUBLE);
+}
+
+std::vector<std::string> read_string_column(const Location& at, const std::string& name) {
+  OpenDataset d = open_dataset(at, name, H5T_STRING);
+  Handle type = string_type();
+  std::vector<char*> texts(d.count, nullptr);
+  if (d.count > 0)
+    check(H5Dread(d.dataset.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, texts.data()),
+          fmt::format("{}: cannot read dataset", path_of(at, name)));
+  std::vector<std::string> values;
+  for (char* text : texts) values.emplace_back(text ? text : "");
+  if (d.count > 0) reclaim(type, d.space, texts.data());
+  return values;
+}
+
+std::vector<std::vector<int64_t>> read_int_sequence_column(const Location& at, const std::string& name) {
+  OpenDataset d = open_dataset(at, name, H5T_VLEN);
+  Handle type = int_sequence_type();
+  std::vector<hvl_t> sequences(d.count);
+  if (d.count > 0)
+    check(H5Dread(d.dataset.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, sequences.data()),
+          fmt::format("{}: cannot read dataset", path_of(at, name)));
+  std::vector<std::vector<int64_t>> values;
+  for (const hvl_t& s : sequences) {
+    const auto* data = static_cast<const int64_t*>(s.p);
+    values.emplace_back(data, data + s.len);
+  }
+  if (d.count > 0) reclaim(type, d.space, sequences.data());
+  return values;
+}
+
+void read_attribute(const Location& at, const std::string& name, std::string& value) {
+  value = read_string_attribute(at, name);
+}
+void read_attribute(const Location& at, const std::string& name, int64_t& value) {
+  value = read_int_attribute(at, name);
+}
+void read_attribute(const Location& at, const std::string& name, double& value) {
+  value = read_double_attribute(at, name);
+}
+void read_column(const Location& at, const std::string& name, std::vector<std::string>& values) {
+  values = read_string_column(at, name);
+}
+void read_column(const Location& at, const std::string& name, std::vector<int64_t>& values) {
+  values = read_int_column(at, name);
+}
+void read_column(const Location& at, const std::string& name, std::vector<double>& values) {
+  values = read_double_column(at, name);
+}
+void read_column(const Location& at, const std::string& name, std::vector<std::vector<int64_t>>& values) {
+  values = read_int_sequence_column(at, name);
+}
+
+}  // namespace kvbench::h5

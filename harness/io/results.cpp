@@ -1,0 +1,215 @@
+#include "io/results.h"
+
+#include <map>
+#include <tuple>
+
+#include "common/error.h"
+#include "io/hdf5.h"
+#include "report/stats.h"
+
+namespace kvbench {
+
+namespace {
+
+constexpr int64_t kSchemaVersion = 1;
+
+// A struct's stored fields: (name in the file, member) per element type. One table per struct drives
+// writing, reading and the journal's JSON, so the three can never disagree.
+template <class T>
+struct Fields {
+  std::vector<std::pair<const char*, std::string T::*>> strings;
+  std::vector<std::pair<const char*, int64_t T::*>> ints;
+  std::vector<std::pair<const char*, double T::*>> doubles;
+  std::vector<std::pair<const char*, std::vector<int64_t> T::*>> sequences;
+};
+
+// kSequences = false for attributes, which are scalars.
+template <bool kSequences = true, class T, class F>
+void for_each_field(const Fields<T>& fields, F visit) {
+  for (const auto& [name, member] : fields.strings) visit(name, member);
+  for (const auto& [name, member] : fields.ints) visit(name, member);
+  for (const auto& [name, member] : fields.doubles) visit(name, member);
+  if constexpr (kSequences)
+    for (const auto& [name, member] : fields.sequences) visit(name, member);
+}
+
+const Fields<RunInfo> kInfoFields = {{{"kvbench_version", &RunInfo::kvbench_version},
+                                      {"git_commit", &RunInfo::git_commit},
+                                      {"config", &RunInfo::config_json},
+                                      {"torch_version", &RunInfo::torch_version},
+                                      {"device", &RunInfo::device},
+                                      {"dtype", &RunInfo::dtype},
+                                      {"host", &RunInfo::host},
+                                      {"start_time", &RunInfo::start_time},
+                                      {"end_time", &RunInfo::end_time}}};
+
+const Fields<Summary> kSummaryFields = {{},
+                                        {{"samples", &Summary::samples}, {"rows", &Summary::rows}},
+                                        {{"score", &Summary::score},
+                                         {"score_ci_low", &Summary::score_ci_low},
+                                         {"score_ci_high", &Summary::score_ci_high},
+                                         {"pred_none_rate", &Summary::pred_none_rate},
+                                         {"mean_generated_length", &Summary::mean_generated_length}}};
+
+// pred / pred_none and generated_length are derived columns, handled beside the table.
+const Fields<ResultRow> kRowFields = {{{"sample_id", &ResultRow::sample_id},
+                                       {"stop_reason", &ResultRow::stop_reason},
+                                       {"output", &ResultRow::output},
+                                       {"gold", &ResultRow::gold}},
+                                      {{"rollout", &ResultRow::rollout},
+                                       {"seed", &ResultRow::seed},
+                                       {"prompt_length", &ResultRow::prompt_length},
+                                       {"refresh_count", &ResultRow::refresh_count},
+                                       {"peak_cache_size", &ResultRow::peak_cache_size}},
+                                      {{"score", &ResultRow::score},
+                                       {"wall_seconds", &ResultRow::wall_seconds},
+                                       {"mean_cache_size", &ResultRow::mean_cache_size}},
+                                      {{"generated_ids", &ResultRow::generated_ids}}};
+
+const Fields<RefreshTrace> kTraceFields = {{{"phase", &RefreshTrace::phase}},
+                                           {{"row", &RefreshTrace::row},
+                                            {"step", &RefreshTrace::step},
+                                            {"processed", &RefreshTrace::processed},
+                                            {"size_before", &RefreshTrace::size_before},
+                                            {"size_after", &RefreshTrace::size_after},
+                                            {"layers", &RefreshTrace::layers},
+                                            {"kv_heads", &RefreshTrace::kv_heads}},
+                                           {{"scoring_ms", &RefreshTrace::scoring_ms},
+                                            {"compaction_ms", &RefreshTrace::compaction_ms}},
+                                           {{"kept_positions", &RefreshTrace::kept_positions}}};
+
+template <class T>
+void write_attributes(const h5::Location& at, const T& value, const Fields<T>& fields) {
+  for_each_field<false>(fields, [&](const char* name, auto member) { h5::write_attribute(at, name, value.*member); });
+}
+
+template <class T>
+T read_attributes(const h5::Location& at, const Fields<T>& fields) {
+  T value;
+  for_each_field<false>(fields, [&](const char* name, auto member) { h5::read_attribute(at, name, value.*member); });
+  return value;
+}
+
+template <class T, class F>
+auto column(const std::vector<T>& items, F field) {
+  std::vector<std::decay_t<decltype(field(items.front()))>> values;
+  for (const auto& item : items) values.push_back(field(item));
+  return values;
+}
+
+template <class T>
+void write_columns(const h5::Location& at, const std::vector<T>& items, const Fields<T>& fields) {
+  for_each_field(fields, [&](const char* name, auto member) {
+    h5::write_column(at, name, column(items, [&](const T& item) { return item.*member; }));
+  });
+}
+
+// `count` items from the group's columns.
+template <class T>
+std::vector<T> read_columns(const h5::Location& at, size_t count, const Fields<T>& fields) {
+  std::vector<T> items(count);
+  for_each_field(fields, [&](const char* name, auto member) {
+    std::vector<std::decay_t<decltype(items.front().*member)>> values;
+    h5::read_column(at, name, values);
+    if (values.size() != count) fail("{}/{}: {} values, expected {}", at.where, name, values.size(), count);
+    for (size_t i = 0; i < count; ++i) items[i].*member = std::move(values[i]);
+  });
+  return items;
+}
+
+template <class T>
+json fields_to_json(const T& value, const Fields<T>& fields) {
+  json out;
+  for_each_field(fields, [&](const char* name, auto member) { out[name] = value.*member; });
+  return out;
+}
+
+template <class T>
+T fields_from_json(const json& in, const Fields<T>& fields) {
+  T value;
+  for_each_field(fields, [&](const char* name, auto member) { in.at(name).get_to(value.*member); });
+  return value;
+}
+
+void write_rows(const h5::Location& group, const std::vector<ResultRow>& rows) {
+  write_columns(group, rows, kRowFields);
+  h5::write_column(group, "pred", column(rows, [](const ResultRow& r) { return r.pred.value_or(""); }));
+  h5::write_column(group, "pred_none", column(rows, [](const ResultRow& r) { return int64_t{!r.pred}; }));
+  h5::write_column(group, "generated_length",
+                   column(rows, [](const ResultRow& r) { return static_cast<int64_t>(r.generated_ids.size()); }));
+}
+
+std::vector<ResultRow> read_rows(const h5::Location& group) {
+  const auto pred = h5::read_string_column(group, "pred");
+  const auto pred_none = h5::read_int_column(group, "pred_none");
+  if (pred.size() != pred_none.size()) fail("{}: pred and pred_none have different lengths", group.where);
+  std::vector<ResultRow> rows = read_columns(group, pred.size(), kRowFields);
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (!pred_none[i]) rows[i].pred = pred[i];
+  return rows;
+}
+
+}  // namespace
+
+Summary summarize(const std::vector<ResultRow>& rows) {
+  std::map<std::string, std::vector<double>> per_sample;  // pass@1 of a sample = mean over its rollouts
+  std::vector<double> none, lengths;
+  for (const auto& r : rows) {
+    per_sample[r.sample_id].push_back(r.score);
+    none.push_back(r.pred ? 0.0 : 1.0);
+    lengths.push_back(static_cast<double>(r.generated_ids.size()));
+  }
+  std::vector<double> sample_scores;
+  for (const auto& [id, scores] : per_sample) sample_scores.push_back(mean(scores));
+  Summary s;
+  s.samples = static_cast<int64_t>(per_sample.size());
+  s.rows = static_cast<int64_t>(rows.size());
+  s.score = mean(sample_scores);
+  const Interval ci = bootstrap_ci(sample_scores);
+  s.score_ci_low = ci.low;
+  s.score_ci_high = ci.high;
+  s.pred_none_rate = mean(none);
+  s.mean_generated_length = mean(lengths);
+  return s;
+}
+
+void write_results(const std::filesystem::path& path, const Results& results) {
+  const h5::Location root = h5::create_file(path);
+  h5::write_attribute(root, "schema_version", kSchemaVersion);
+  write_attributes(root, results.info, kInfoFields);
+  write_attributes(h5::create_group(root, "summary"), results.summary, kSummaryFields);
+  write_rows(h5::create_group(root, "rows"), results.rows);
+  write_columns(h5::create_group(root, "refreshes"), results.refreshes, kTraceFields);
+}
+
+Results read_results(const std::filesystem::path& path) {
+  const h5::Location root = h5::open_file(path);
+  Results results;
+  results.info = read_attributes(root, kInfoFields);
+  results.summary = read_attributes(h5::open_group(root, "summary"), kSummaryFields);
+  results.rows = read_rows(h5::open_group(root, "rows"));
+  const h5::Location refreshes = h5::open_group(root, "refreshes");
+  results.refreshes = read_columns(refreshes, h5::read_int_column(refreshes, "row").size(), kTraceFields);
+  return results;
+}
+
+RunInfo read_run_info(const std::filesystem::path& path) { return read_attributes(h5::open_file(path), kInfoFields); }
+
+// The journal's JSON mirrors the HDF5 columns; pred null = pred=None.
+json to_json(const ResultRow& row) {
+  json out = fields_to_json(row, kRowFields);
+  out["pred"] = row.pred ? json(*row.pred) : json(nullptr);
+  return out;
+}
+
+json to_json(const RefreshTrace& trace) { return fields_to_json(trace, kTraceFields); }
+
+ResultRow row_from_json(const json& value) {
+  ResultRow row = fields_from_json(value, kRowFields);
+  if (!value.at("pred").is_null()) row.pred = value.at("pred").get<std::string>();
+  return row;
+}
+
+RefreshTrace trace_from_json(const json& value) { return fields_from_json(value, kTraceFields); }
+
+}  // namespace kvbench

@@ -1,0 +1,73 @@
+// The results file of one job (schema documented in results/README.md): root attributes describing the
+// run, one row per sample × rollout, one trace per refresh (kept original positions and timing), and
+// summary attributes. The same rows travel as JSON lines in the crash-safe journal (run/journal.h).
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvbench {
+
+using json = nlohmann::json;
+
+struct ResultRow {  // one sample × rollout
+  std::string sample_id;
+  int64_t rollout = 0;
+  int64_t seed = 0;  // the job's sampling seed; rollout r draws from its own stream of it
+  int64_t prompt_length = 0;
+  std::vector<int64_t> generated_ids;
+  std::string stop_reason;  // eos, stop, max_tokens
+  std::string output;       // decoded text
+  std::optional<std::string> pred;
+  std::string gold;         // the sample's record as JSON
+  double score = 0.0;
+  double wall_seconds = 0.0;  // timing: the sample's generation (shared by its rollouts)
+  int64_t refresh_count = 0;
+  double mean_cache_size = 0.0;
+  int64_t peak_cache_size = 0;
+};
+
+struct RefreshTrace {  // one refresh as seen by one row
+  int64_t row = 0;      // index into the rows (within a journal line: the rollout)
+  std::string phase;    // prefill or decode
+  int64_t step = 0, processed = 0;
+  int64_t size_before = 0, size_after = 0;  // n = size_before
+  int64_t layers = 1, kv_heads = 1;         // > 1 when the policy keeps per KV head
+  std::vector<int64_t> kept_positions;      // layers × kv_heads × M, row-major
+  double scoring_ms = 0.0, compaction_ms = 0.0;  // timing
+};
+
+struct RunInfo {
+  std::string kvbench_version, git_commit, config_json, torch_version, device, dtype, host, start_time, end_time;
+};
+
+struct Summary {
+  int64_t samples = 0, rows = 0;
+  double score = 0.0, score_ci_low = 0.0, score_ci_high = 0.0;  // pass@1; bootstrap 95% CI over samples
+  double pred_none_rate = 0.0, mean_generated_length = 0.0;
+};
+
+struct Results {
+  RunInfo info;
+  Summary summary;
+  std::vector<ResultRow> rows;
+  std::vector<RefreshTrace> refreshes;
+};
+
+// Summary of rows: pass@1 = mean over a sample's rollouts, then over samples (bootstrap CI over samples).
+Summary summarize(const std::vector<ResultRow>& rows);
+
+void write_results(const std::filesystem::path& path, const Results& results);
+Results read_results(const std::filesystem::path& path);
+// Only the root attributes (cheap: for resume checks and listings).
+RunInfo read_run_info(const std::filesystem::path& path);
+
+json to_json(const ResultRow& row);
+json to_json(const RefreshTrace& trace);
+ResultRow row_from_json(const json& value);
+RefreshTrace trace_from_json(const json& value);
+
+}  // namespace kvbench

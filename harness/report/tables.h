@@ -1,0 +1,50 @@
+// Paper tables from results files (never from re-running models): Table-2 layout (rows policies, columns
+// models, fixed J and h), an AIME-style table with a pred=None row, accuracy vs J, refresh latency vs
+// cache size n, and paired tests between policies on the same samples and seeds. Rendered as markdown,
+// CSV or LaTeX.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/results.h"
+
+namespace kvbench {
+
+// One results file with the config fields tables group by.
+struct JobResults {
+  std::filesystem::path file;
+  std::string model, task, policy;  // model: the directory's name
+  int64_t J = 0, h = 0, seed = 0;
+  Results results;
+};
+
+JobResults load_job_results(const std::filesystem::path& file);
+
+struct Table {
+  std::string title;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+};
+
+struct TableFilter {
+  std::optional<int64_t> J;
+  std::string h;  // "" = any, a number, or a ratio of J ("J/2")
+  std::vector<std::string> policies;  // empty = all
+};
+
+std::vector<JobResults> filter_jobs(const std::vector<JobResults>& jobs, const TableFilter& filter);
+
+// Each throws kvbench::Error when the files do not fit the layout (e.g. several J values in a
+// fixed-J table), saying which filter to add.
+std::vector<Table> policy_model_tables(const std::vector<JobResults>& jobs);  // one per task
+Table aime_table(const std::vector<JobResults>& jobs);
+std::vector<Table> accuracy_vs_j_tables(const std::vector<JobResults>& jobs);  // one per model × task
+Table latency_table(const std::vector<JobResults>& jobs);
+Table paired_table(const std::vector<JobResults>& jobs);
+Table overview_table(const std::vector<JobResults>& jobs);  // one row per file
+
+std::string render(const Table& table, const std::string& format);  // md, csv or latex
+
+}  // namespace kvbench

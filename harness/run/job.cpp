@@ -1,0 +1,104 @@
+#include "run/job.h"
+
+#include <limits>
+#include <regex>
+
+#include "common/error.h"
+
+namespace kvbench {
+
+CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t auto_frozen_tokens) {
+  CacheBudget b;
+  b.J = spec.J;
+  if (spec.frozen == "auto") {
+    b.frozen = auto_frozen_tokens;
+    b.J -= auto_frozen_tokens;  // the reference's auto_frozen counts the system prompt against J
+  } else {
+    try {
+      size_t used = 0;
+      b.frozen = std::stoll(spec.frozen, &used);
+      if (used != spec.frozen.size()) throw std::invalid_argument(spec.frozen);
+    } catch (const std::exception&) {
+      fail("frozen must be a token count or `auto` (got \"{}\")", spec.frozen);
+    }
+  }
+  if (policy.evicts() && spec.J <= 0) fail("policy {} needs a cache budget: pass --J N (N > 0)", policy.name());
+  if (spec.h < 0) fail("h must be positive (got {})", spec.h);
+  // Without a budget (full) nothing is refreshed, so the prompt is prefilled in one pass.
+  b.h = spec.h > 0 ? spec.h : (spec.J > 0 ? std::max<int64_t>(spec.J / 4, 1) : std::numeric_limits<int32_t>::max());
+  b.recent = spec.recent >= 0 ? spec.recent : policy.default_recent(b.J);
+  b.min_gap = spec.min_gap;
+  b.sinks = spec.sinks;
+  if (spec.mode != "chunked" && spec.mode != "prefill_end")
+    fail("mode must be chunked or prefill_end (got \"{}\")", spec.mode);
+  b.mode = spec.mode == "chunked" ? CacheBudget::Mode::Chunked : CacheBudget::Mode::PrefillEnd;
+  return b;
+}
+
+json to_json(const JobConfig& j) {
+  return {{"model", j.model},         {"task", j.task},
+          {"data", j.data},           {"prompt_mode", j.prompt_mode},
+          {"policy", j.policy},       {"J", j.budget.J},
+          {"h", j.budget.h},          {"recent", j.budget.recent},
+          {"frozen", j.budget.frozen}, {"min_gap", j.budget.min_gap},
+          {"sinks", j.budget.sinks},  {"mode", j.budget.mode},
+          {"policy_seed", j.policy_seed}, {"max_new", j.max_new},
+          {"temperature", j.temperature}, {"top_p", j.top_p},
+          {"rollouts", j.rollouts},   {"seed", j.seed},
+          {"limit", j.limit},         {"samples", j.samples},
+          {"device", j.device},       {"dtype", j.dtype}};
+}
+
+JobConfig job_from_json(const json& value, const std::string& where) {
+  if (!value.is_object()) fail("{}: expected a JSON object of job fields", where);
+  JobConfig j;
+  const json known = to_json(j);
+  for (const auto& [key, field] : value.items()) {
+    if (!known.contains(key)) fail("{}: unknown field \"{}\" (known: {})", where, key, known.dump());
+    // Numbers may be written as integers where doubles are expected, but not the other way round.
+    const bool same_kind = field.type() == known[key].type() ||
+                           (field.is_number() && known[key].is_number_float()) ||
+                           (field.is_number_unsigned() && known[key].is_number_integer()) ||
+                           (field.is_number_integer() && known[key].is_number_unsigned() && field.get<int64_t>() >= 0);
+    if (!same_kind) fail("{}: field \"{}\" should be like {} (got {})", where, key, known[key].dump(), field.dump());
+  }
+  json merged = known;
+  merged.update(value);
+  merged.at("model").get_to(j.model);
+  merged.at("task").get_to(j.task);
+  merged.at("data").get_to(j.data);
+  merged.at("prompt_mode").get_to(j.prompt_mode);
+  merged.at("policy").get_to(j.policy);
+  merged.at("J").get_to(j.budget.J);
+  merged.at("h").get_to(j.budget.h);
+  merged.at("recent").get_to(j.budget.recent);
+  merged.at("frozen").get_to(j.budget.frozen);
+  merged.at("min_gap").get_to(j.budget.min_gap);
+  merged.at("sinks").get_to(j.budget.sinks);
+  merged.at("mode").get_to(j.budget.mode);
+  merged.at("policy_seed").get_to(j.policy_seed);
+  merged.at("max_new").get_to(j.max_new);
+  merged.at("temperature").get_to(j.temperature);
+  merged.at("top_p").get_to(j.top_p);
+  merged.at("rollouts").get_to(j.rollouts);
+  merged.at("seed").get_to(j.seed);
+  merged.at("limit").get_to(j.limit);
+  merged.at("samples").get_to(j.samples);
+  merged.at("device").get_to(j.device);
+  merged.at("dtype").get_to(j.dtype);
+  return j;
+}
+
+std::string job_label(const JobConfig& j, const std::vector<std::string>& extra_fields) {
+  const std::string model = std::filesystem::path(j.model).filename().string();
+  std::string label = fmt::format("{}__{}__{}__J{}__h{}__s{}__r{}", model.empty() ? j.model : model, j.task, j.policy,
+                                  j.budget.J, j.budget.h, j.seed, j.rollouts);
+  const json fields = to_json(j);
+  for (const auto& field : extra_fields) {
+    const json& value = fields.at(field);
+    label += "__" + field + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return std::regex_replace(label, std::regex("[^A-Za-z0-9_.+=-]"), "-");
+}
+
+}  // namespace kvbench

@@ -1,0 +1,56 @@
+// One job = model × task × policy × budget × decoding. Its JSON form is the identity of a results file:
+// the same JSON means the same experiment (resume, skip), a different one must never overwrite it.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "policies/policy.h"
+
+namespace kvbench {
+
+using json = nlohmann::json;
+
+// The budget as the user states it (before the policy's defaults and `auto` frozen are resolved).
+struct BudgetSpec {
+  int64_t J = 0;              // 0 = unset
+  int64_t h = 0;              // 0 = J / 4
+  int64_t recent = -1;        // -1 = the policy's default (0; h2o: J/2)
+  std::string frozen = "0";   // a token count, or "auto" = the system prompt's token length, subtracted from J
+  int64_t min_gap = 0;
+  int64_t sinks = 4;
+  std::string mode = "chunked";  // or prefill_end
+};
+
+// The budget for `policy`, with `auto_frozen_tokens` standing in for frozen = auto.
+CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t auto_frozen_tokens);
+
+struct JobConfig {
+  std::string model;               // model directory
+  std::string task;
+  std::string data;                // dataset path or task spec (resolved: never empty in a job)
+  std::string prompt_mode = "raw"; // raw or chat
+  std::string policy = "full";
+  BudgetSpec budget;
+  uint64_t policy_seed = 0;
+  int64_t max_new = 0;             // resolved from the task's defaults when 0
+  double temperature = 0.0, top_p = 1.0;
+  int64_t rollouts = 1;
+  uint64_t seed = 0;
+  int64_t limit = 0;               // 0 = all samples
+  std::vector<std::string> samples;  // explicit sample ids (empty = all)
+  std::string device = "cpu";
+  std::string dtype = "float32";
+};
+
+json to_json(const JobConfig& job);
+// Throws kvbench::Error naming `where` and the field on unknown or ill-typed fields.
+JobConfig job_from_json(const json& value, const std::string& where);
+
+// A file-name-safe label, e.g. "stories260K__rare-fact__tova__J32__h8__s0__r1"; each of `extra_fields`
+// (job field names, e.g. a sweep's other grid axes) adds "__field=value".
+std::string job_label(const JobConfig& job, const std::vector<std::string>& extra_fields = {});
+
+}  // namespace kvbench

@@ -1,0 +1,229 @@
+#include "run/runner.h"
+
+#include <torch/version.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <set>
+
+#include "common/error.h"
+#include "engine/generate.h"
+#include "run/journal.h"
+#include "run/progress.h"
+#include "tokenizer/utf8.h"
+
+namespace kvbench {
+
+namespace {
+
+struct EncodedPrompt {
+  std::vector<int64_t> ids;
+  int64_t system_tokens = 0;  // what `frozen = auto` freezes
+};
+
+EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokenizer, bool chat) {
+  if (!chat) {
+    const int64_t system = prompt.system_text.empty() ? 0 : tokenizer.encode(prompt.system_text, true).size();
+    return {tokenizer.encode(prompt.raw, true), system};
+  }
+  if (!tokenizer.has_chat_template()) fail("--prompt-mode chat: the model's tokenizer has no chat template");
+  const auto& messages = prompt.messages;
+  int64_t system = 0;
+  if (!messages.empty() && messages.front().role == "system")
+    system = tokenizer.encode(tokenizer.apply_chat_template({messages.front()}, false), false).size();
+  return {tokenizer.encode(tokenizer.apply_chat_template(messages, true), false), system};
+}
+
+std::vector<tasks::Sample> select_samples(std::vector<tasks::Sample> all, const JobConfig& job) {
+  if (!job.samples.empty()) {
+    std::set<std::string> wanted(job.samples.begin(), job.samples.end());
+    std::vector<tasks::Sample> chosen;
+    for (auto& sample : all)
+      if (wanted.erase(sample.id)) chosen.push_back(std::move(sample));
+    if (!wanted.empty()) fail("{}: no sample with id \"{}\"", job.data, *wanted.begin());
+    all = std::move(chosen);
+  }
+  if (job.limit > 0 && static_cast<int64_t>(all.size()) > job.limit) all.resize(job.limit);
+  return all;
+}
+
+// Kept positions of rollout b, flattened: [M] token level or [L, KV, M] per head.
+RefreshTrace trace_of(const RefreshRecord& record, int64_t rollout) {
+  // Prefill refreshes happen before the rollouts fork (batch 1); they are every rollout's history.
+  const at::Tensor kept = record.kept_positions[std::min(rollout, record.kept_positions.size(0) - 1)].contiguous();
+  RefreshTrace t;
+  t.row = rollout;
+  t.phase = record.phase;
+  t.step = record.step;
+  t.processed = record.processed;
+  t.size_before = record.size_before;
+  t.size_after = record.size_after;
+  if (kept.dim() == 3) {
+    t.layers = kept.size(0);
+    t.kv_heads = kept.size(1);
+  }
+  t.kept_positions.assign(kept.data_ptr<int64_t>(), kept.data_ptr<int64_t>() + kept.numel());
+  t.scoring_ms = record.scoring_ms;
+  t.compaction_ms = record.compaction_ms;
+  return t;
+}
+
+SampleResults run_sample(const JobConfig& job, const tasks::Task& task, const tasks::Sample& sample,
+                         const Model& model, const Tokenizer& tokenizer) {
+  const EncodedPrompt prompt = encode_prompt(task.prompt(sample), tokenizer, job.prompt_mode == "chat");
+  // A fresh policy per sample: results never depend on which samples ran before (resume, shards).
+  auto policy = make_policy(job.policy, {job.policy_seed});
+  GenerationSettings settings;
+  settings.budget = resolve_budget(job.budget, *policy, prompt.system_tokens);
+  settings.sampling = {job.temperature, job.top_p, 0, job.seed};
+  settings.max_new_tokens = job.max_new;
+  settings.rollouts = job.rollouts;
+  settings.eos_ids = tokenizer.eos_ids();
+  const StopCheck stop = [&](int64_t, const std::vector<int64_t>& generated) {
+    return task.should_stop(tokenizer.decode(generated));
+  };
+  GenerationResult result;
+  try {
+    result = generate(model, *policy, prompt.ids, settings, stop);
+  } catch (const Error& e) {
+    fail("sample {}: {}", sample.id, e.what());
+  }
+  SampleResults out;
+  for (int64_t b = 0; b < job.rollouts; ++b) {
+    const RolloutResult& rollout = result.rollouts[b];
+    ResultRow row;
+    row.sample_id = sample.id;
+    row.rollout = b;
+    row.seed = static_cast<int64_t>(job.seed);
+    row.prompt_length = static_cast<int64_t>(prompt.ids.size());
+    row.generated_ids = rollout.generated;
+    row.stop_reason = rollout.stop_reason;
+    row.output = utf8::repair(tokenizer.decode(rollout.generated));
+    const tasks::Grade grade = task.grade(sample, row.output);
+    row.pred = grade.pred;
+    row.score = grade.score;
+    row.gold = sample.record.dump();
+    row.wall_seconds = result.prefill_seconds + result.decode_seconds;
+    row.refresh_count = static_cast<int64_t>(result.refreshes.size());
+    row.mean_cache_size = result.mean_cache_size;
+    row.peak_cache_size = result.peak_cache_size;
+    out.rows.push_back(std::move(row));
+    for (const auto& record : result.refreshes) out.refreshes.push_back(trace_of(record, b));
+  }
+  return out;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+// Rows in sample order; trace.row becomes an index into the file's rows.
+Results assemble(const std::vector<tasks::Sample>& samples, const Journal& journal) {
+  Results results;
+  for (const auto& sample : samples) {
+    const SampleResults& done = journal.finished().at(sample.id);
+    const auto base = static_cast<int64_t>(results.rows.size());
+    results.rows.insert(results.rows.end(), done.rows.begin(), done.rows.end());
+    for (RefreshTrace trace : done.refreshes) {
+      trace.row += base;
+      results.refreshes.push_back(std::move(trace));
+    }
+  }
+  results.summary = summarize(results.rows);
+  return results;
+}
+
+void write_atomically(const std::filesystem::path& out, const Results& results) {
+  const std::filesystem::path aside = out.string() + ".tmp";
+  write_results(aside, results);
+  std::filesystem::rename(aside, out);
+}
+
+}  // namespace
+
+std::filesystem::path default_data_root() {
+  return std::filesystem::exists("../shared/datasets") ? "../shared/datasets" : "datasets";
+}
+
+JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root) {
+  const auto task = tasks::make_task(job.task);
+  make_policy(job.policy);  // unknown names fail here, before a model is loaded
+  if (job.prompt_mode != "raw" && job.prompt_mode != "chat")
+    fail("prompt mode must be raw or chat (got \"{}\")", job.prompt_mode);
+  const tasks::DecodingDefaults defaults = task->defaults();
+  if (job.data.empty()) job.data = (data_root / task->default_dataset()).string();
+  if (job.max_new <= 0) job.max_new = defaults.max_new_tokens;
+  if (job.temperature < 0) job.temperature = defaults.temperature;
+  if (job.top_p < 0) job.top_p = defaults.top_p;
+  if (job.rollouts <= 0) job.rollouts = defaults.rollouts;
+  // h = J/4 by default, written out so the results file and its name say what ran.
+  if (job.budget.h == 0 && job.budget.J > 0) job.budget.h = std::max<int64_t>(job.budget.J / 4, 1);
+  if (job.limit < 0) fail("limit must not be negative (got {})", job.limit);
+  return job;
+}
+
+std::filesystem::path journal_path(const std::filesystem::path& out) { return out.string() + ".partial.jsonl"; }
+
+OutputState check_output(const std::filesystem::path& out, const JobConfig& job, bool force) {
+  const std::filesystem::path dir = out.parent_path().empty() ? "." : out.parent_path();
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) fail("{}: cannot create the output directory ({})", dir.string(), error.message());
+  if (::access(dir.c_str(), W_OK) != 0) fail("{}: the output directory is not writable", dir.string());
+  if (!std::filesystem::exists(out) || force) return OutputState::Missing;
+  json existing;
+  try {
+    existing = json::parse(read_run_info(out).config_json);
+  } catch (const std::exception& e) {
+    fail("{} exists and is not a kvbench results file ({}); pass --force to replace it", out.string(), e.what());
+  }
+  if (existing != to_json(job))
+    fail("{} holds results of a different job (its config: {}); use another --out or pass --force to replace it",
+         out.string(), existing.dump());
+  return OutputState::Complete;
+}
+
+RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const Model& model,
+                   const Tokenizer& tokenizer, const RunOptions& options) {
+  RunOutcome outcome;
+  if (check_output(out, job, options.force) == OutputState::Complete) {
+    std::filesystem::remove(journal_path(out));  // killed between the final rename and the cleanup
+    outcome.already_complete = true;
+    outcome.summary = read_results(out).summary;
+    return outcome;
+  }
+  const auto task = tasks::make_task(job.task);
+  const std::vector<tasks::Sample> samples = select_samples(task->load(job.data), job);
+  if (samples.empty()) fail("{}: no samples selected", job.data);
+  Journal journal = Journal::open(journal_path(out), to_json(job), options.force);
+  outcome.resumed = static_cast<int64_t>(journal.finished().size());
+  {
+    std::optional<Progress> progress;
+    if (options.progress)
+      progress.emplace(options.label.empty() ? job_label(job) : options.label, samples.size(), outcome.resumed);
+    for (const auto& sample : samples) {
+      if (journal.finished().count(sample.id)) continue;
+      journal.append(run_sample(job, *task, sample, model, tokenizer));
+      if (progress) progress->advance();
+    }
+    if (progress) progress->finish();
+  }
+  Results results = assemble(samples, journal);
+  results.info = {KVBENCH_VERSION, KVBENCH_GIT_COMMIT, to_json(job).dump(), TORCH_VERSION,
+                  job.device,      job.dtype,          host_name(),         journal.start_time(),
+                  utc_timestamp()};
+  write_atomically(out, results);
+  journal.remove();
+  outcome.summary = results.summary;
+  return outcome;
+}
+
+std::string summary_line(const std::string& label, const Summary& s) {
+  return fmt::format("{}: score {:.3f} [{:.3f}, {:.3f}] pred=None {:.3f} mean length {:.1f} ({} samples, {} rows)",
+                     label, s.score, s.score_ci_low, s.score_ci_high, s.pred_none_rate, s.mean_generated_length,
+                     s.samples, s.rows);
+}
+
+}  // namespace kvbench

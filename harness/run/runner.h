@@ -1,0 +1,50 @@
+// The runner joins a model, a task and a policy: it runs one job sample by sample, grades every
+// rollout, journals each finished sample (run/journal.h) and finally writes the HDF5 results aside and
+// renames them into place. Rerunning the same job resumes; a finished output of the same job is kept.
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "io/results.h"
+#include "model/model.h"
+#include "run/job.h"
+#include "tasks/task.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kvbench {
+
+// Fills what the user left to the task: the dataset (under `data_root`), max_new (0), temperature and
+// top_p (< 0), rollouts (0). Also checks the names and settings that fail before any model is loaded.
+JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root);
+
+// The default datasets root: ../shared/datasets when it exists, else datasets.
+std::filesystem::path default_data_root();
+
+enum class OutputState { Missing, Complete };
+
+// Where the results file stands. Throws kvbench::Error when `out` holds a different job (or is not a
+// results file) unless `force`, and when its directory cannot be created or written.
+OutputState check_output(const std::filesystem::path& out, const JobConfig& job, bool force);
+
+// OUT.partial.jsonl
+std::filesystem::path journal_path(const std::filesystem::path& out);
+
+struct RunOutcome {
+  Summary summary;
+  int64_t resumed = 0;        // samples found finished in the journal
+  bool already_complete = false;
+};
+
+struct RunOptions {
+  bool force = false;         // replace existing output / journal of any config
+  bool progress = true;
+  std::string label;          // progress-bar label (default: the job label)
+};
+
+RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const Model& model,
+                   const Tokenizer& tokenizer, const RunOptions& options = {});
+
+// One line: "label: score 0.420 [0.280, 0.560] pred=None 0.100 mean length 31.2, 50 samples × 1 rollouts".
+std::string summary_line(const std::string& label, const Summary& summary);
+
+}  // namespace kvbench

@@ -1,0 +1,172 @@
+// Counter-causal scores through the cached K/V equal a from-scratch recomputation written here
+// independently: per token and per head, plain vectors — K/V and H^(L-1) recomputed by a causal pass
+// over exactly the cached tokens at their original (gappy) positions, then the anti-causal pass.
+#include "torch_catch.h"
+
+#include <cmath>
+
+#include "engine/budget.h"
+#include "policies/anticausal.h"
+#include "model_test_util.h"
+#include "test_support.h"
+
+using namespace kvbench;
+using namespace kvbench::testing;
+
+namespace {
+
+using Vec = at::Tensor;  // 1-D float64
+
+struct Scratch {
+  const ModelConfig& c;
+  const ModelWeights& w;
+
+  Vec f64(const at::Tensor& t) const { return t.to(at::kDouble); }
+  Vec rms(const Vec& x, const at::Tensor& weight) const {
+    return f64(weight) * x / std::sqrt((x * x).mean().item<double>() + c.rms_norm_eps);
+  }
+  // RoPE of one head vector at position p, HF rotate_half: pairs (i, i + D/2) rotate by p·θ_i.
+  Vec rope(const Vec& v, int64_t p, const at::Tensor& inv_freq) const {
+    const int64_t half = c.head_dim / 2;
+    Vec out = v.clone();
+    for (int64_t i = 0; i < half; ++i) {
+      const double a = p * inv_freq[i].item<double>(), x1 = v[i].item<double>(), x2 = v[i + half].item<double>();
+      out[i] = x1 * std::cos(a) - x2 * std::sin(a);
+      out[i + half] = x2 * std::cos(a) + x1 * std::sin(a);
+    }
+    return out;
+  }
+  Vec head(const Vec& projected, int64_t h) const { return projected.narrow(0, h * c.head_dim, c.head_dim); }
+  Vec project(const at::Tensor& weight, const at::Tensor& bias, const Vec& x) const {
+    Vec y = at::mv(f64(weight), x);
+    return bias.defined() ? y + f64(bias) : y;
+  }
+  Vec mlp(int64_t l, const Vec& x) const {
+    const LayerWeights& L = w.layers[l];
+    const Vec h = rms(x, L.post_attention_norm);
+    const Vec g = at::mv(f64(L.gate_proj), h);
+    return x + at::mv(f64(L.down_proj), g / (1 + at::exp(-g)) * at::mv(f64(L.up_proj), h));
+  }
+  Vec query_head(int64_t l, const Vec& x, int64_t h, int64_t pos, const at::Tensor& inv_freq) const {
+    const LayerWeights& L = w.layers[l];
+    Vec q = head(project(L.q_proj, L.q_bias, rms(x, L.input_norm)), h);
+    if (c.qk_norm) q = rms(q, L.q_norm);
+    return rope(q, pos, inv_freq);
+  }
+  // Attention of one query head over the listed keys/values; zero when there are none.
+  Vec attend(const Vec& q, const std::vector<Vec>& keys, const std::vector<Vec>& values) const {
+    Vec out = at::zeros({c.head_dim}, at::kDouble);
+    if (keys.empty()) return out;
+    std::vector<double> s;
+    for (const auto& k : keys) s.push_back(at::dot(q, k).item<double>() / std::sqrt(double(c.head_dim)));
+    const double top = *std::max_element(s.begin(), s.end());
+    double total = 0;
+    for (double& v : s) total += (v = std::exp(v - top));
+    for (size_t j = 0; j < keys.size(); ++j) out += s[j] / total * values[j];
+    return out;
+  }
+};
+
+// Scores of every entry, computed from scratch; `fast` = last layer only from H^(L-1), no MLP.
+std::vector<double> scratch_scores(const Model& model, const std::vector<int64_t>& ids, const std::vector<int64_t>& pos,
+                                   int64_t min_gap, bool fast, const at::Tensor& inv_freq) {
+  const ModelConfig& c = model.config();
+  const Scratch s{c, model.weights()};
+  const int64_t n = ids.size(), G = c.group_size();
+  // Causal pass: per layer, per KV head, every token's K/V; and each token's input to the last layer.
+  std::vector<std::vector<std::vector<Vec>>> K(c.num_layers, std::vector<std::vector<Vec>>(c.num_kv_heads)), V = K;
+  std::vector<Vec> x(n), last_input(n);
+  for (int64_t t = 0; t < n; ++t) x[t] = s.f64(model.weights().embed_tokens[ids[t]]);
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const LayerWeights& L = model.weights().layers[l];
+    std::vector<Vec> next(n);
+    for (int64_t t = 0; t < n; ++t) {
+      if (l == c.num_layers - 1) last_input[t] = x[t];
+      const Vec normed = s.rms(x[t], L.input_norm);
+      for (int64_t kv = 0; kv < c.num_kv_heads; ++kv) {
+        Vec k = s.head(s.project(L.k_proj, L.k_bias, normed), kv);
+        if (c.qk_norm) k = s.rms(k, L.k_norm);
+        K[l][kv].push_back(s.rope(k, pos[t], inv_freq));
+        V[l][kv].push_back(s.head(s.project(L.v_proj, L.v_bias, normed), kv));
+      }
+      std::vector<Vec> heads;
+      for (int64_t h = 0; h < c.num_heads; ++h) {
+        const std::vector<Vec> keys(K[l][h / G].begin(), K[l][h / G].begin() + t + 1);
+        const std::vector<Vec> values(V[l][h / G].begin(), V[l][h / G].begin() + t + 1);
+        heads.push_back(s.attend(s.query_head(l, x[t], h, pos[t], inv_freq), keys, values));
+      }
+      next[t] = s.mlp(l, x[t] + s.project(L.o_proj, L.o_bias, at::cat(heads)));
+    }
+    x = next;
+  }
+  // Anti-causal pass: entry i attends to entries j > i + min_gap.
+  std::vector<Vec> y(n);
+  for (int64_t i = 0; i < n; ++i) y[i] = fast ? last_input[i] : s.f64(model.weights().embed_tokens[ids[i]]);
+  for (int64_t l = fast ? c.num_layers - 1 : 0; l < c.num_layers; ++l) {
+    const LayerWeights& L = model.weights().layers[l];
+    for (int64_t i = 0; i < n; ++i) {
+      std::vector<Vec> heads;
+      for (int64_t h = 0; h < c.num_heads; ++h) {
+        std::vector<Vec> keys, values;
+        for (int64_t j = i + min_gap + 1; j < n; ++j) {
+          keys.push_back(K[l][h / G][j]);
+          values.push_back(V[l][h / G][j]);
+        }
+        heads.push_back(s.attend(s.query_head(l, y[i], h, pos[i], inv_freq), keys, values));
+      }
+      y[i] = y[i] + s.project(L.o_proj, L.o_bias, at::cat(heads));
+      if (!fast) y[i] = s.mlp(l, y[i]);
+    }
+  }
+  std::vector<double> scores;
+  for (int64_t i = 0; i < n; ++i)
+    scores.push_back(at::dot(s.rms(y[i], model.weights().final_norm), s.f64(model.weights().lm_head[ids[i]])).item<double>());
+  return scores;
+}
+
+// RoPE frequencies, written out again for the scratch side (no rope scaling in the models used here).
+at::Tensor plain_inv_freq(const ModelConfig& c) {
+  std::vector<double> f;
+  for (int64_t i = 0; i < c.head_dim / 2; ++i) f.push_back(1.0 / std::pow(c.rope_theta, 2.0 * i / c.head_dim));
+  return at::tensor(f, at::kDouble);
+}
+
+}  // namespace
+
+TEST_CASE("counter-causal scores through cached K/V equal a from-scratch recomputation", "[counter-causal][reference]") {
+  for (const char* name : {"stories260K", "tiny-qwen3"}) {
+    KVBENCH_REQUIRE_SHARED(std::string("models/") + name);
+    INFO(name);
+    const Model model = Model::load(shared_dir() / "models" / name);
+    REQUIRE_FALSE(model.config().rope_scaling);
+    // Gappy original positions, as a cache looks after evictions.
+    const std::vector<int64_t> ids = {1, 403, 407, 261, 378, 290, 33, 71, 400, 12, 260, 99};
+    const std::vector<int64_t> pos = {0, 2, 3, 7, 8, 11, 15, 16, 20, 24, 25, 31};
+    KvCache cache(model.config(), 1, model.options(), true);
+    for (size_t t = 0; t < ids.size(); ++t)  // one token at a time, each at its original position
+      model.forward(ids_tensor({ids[t]}), at::full({1, 1}, pos[t], at::kLong), cache);
+    for (const char* policy_name : {"counter-causal", "counter-causal-fast"}) {
+      for (int64_t min_gap : {0, 1, 3}) {
+        INFO(policy_name << " min_gap " << min_gap);
+        CacheBudget budget;
+        budget.J = 4;
+        budget.min_gap = min_gap;
+        const at::Tensor got = make_policy(policy_name)->score({model, cache, budget})[0];
+        const auto want = scratch_scores(model, ids, pos, min_gap, std::string(policy_name) == "counter-causal-fast",
+                                         plain_inv_freq(model.config()));
+        CHECK(max_abs_diff(got, at::tensor(want, at::kDouble)) < 1e-4);
+      }
+    }
+  }
+}
+
+TEST_CASE("counter-causal query blocks do not change the scores", "[counter-causal]") {
+  KVBENCH_REQUIRE_SHARED("models/tiny-llama3");
+  const Model model = Model::load(shared_dir() / "models/tiny-llama3");
+  KvCache cache(model.config(), 2, model.options(), true);
+  model.forward(at::randint(3, 500, {2, 50}, at::kLong), at::arange(50, at::kLong).unsqueeze(0).expand({2, 50}), cache);
+  const at::Tensor x = cache.last_layer_input();
+  const int64_t last = model.config().num_layers - 1;
+  const at::Tensor whole = anticausal_attention_residual(model, cache, last, x, 1, 1024);
+  for (int64_t block : {1, 7, 49}) CHECK(max_abs_diff(anticausal_attention_residual(model, cache, last, x, 1, block), whole) < 1e-5);
+}

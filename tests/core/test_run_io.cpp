@@ -1,0 +1,111 @@
+// Results file, journal and statistics: round trips, torn journal lines after a kill, config mismatches,
+// and sign-test / bootstrap values derived by hand.
+#include "torch_catch.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/error.h"
+#include "io/results.h"
+#include "report/stats.h"
+#include "run/journal.h"
+
+namespace {
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("kvbench_run_io_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+kvbench::SampleResults sample(const std::string& id, double score) {
+  kvbench::ResultRow row;
+  row.sample_id = id;
+  row.generated_ids = {5, 6, 7};
+  row.output = "text with \"quotes\" and ü";
+  row.pred = id == "b" ? std::nullopt : std::optional<std::string>("42");
+  row.gold = R"({"answer":"42"})";
+  row.score = score;
+  row.wall_seconds = 0.125;
+  kvbench::RefreshTrace trace;
+  trace.phase = "decode";
+  trace.layers = 2;
+  trace.kv_heads = 2;
+  trace.size_after = 1;
+  trace.kept_positions = {3, 4, 5, 6};  // per-head layout: 2 layers × 2 KV heads × 1 slot
+  trace.scoring_ms = 1.0 / 3.0;
+  return {{row}, {trace}};
+}
+
+}  // namespace
+
+TEST_CASE("results file round trip keeps every field, pred=None and per-head traces", "[run_io]") {
+  const auto dir = fresh_dir("roundtrip");
+  kvbench::Results results;
+  results.info = {"0.1.0", "abc", R"({"J":8})", "1.13.0", "cpu", "float32", "host", "t0", "t1"};
+  for (const auto& s : {sample("a", 1.0), sample("b", 0.0)}) {
+    results.rows.insert(results.rows.end(), s.rows.begin(), s.rows.end());
+    results.refreshes.insert(results.refreshes.end(), s.refreshes.begin(), s.refreshes.end());
+  }
+  results.summary = kvbench::summarize(results.rows);
+  kvbench::write_results(dir / "r.h5", results);
+  const kvbench::Results back = kvbench::read_results(dir / "r.h5");
+  CHECK(back.info.config_json == R"({"J":8})");
+  REQUIRE(back.rows.size() == 2);
+  CHECK(kvbench::to_json(back.rows[0]) == kvbench::to_json(results.rows[0]));
+  CHECK(kvbench::to_json(back.rows[1]) == kvbench::to_json(results.rows[1]));
+  CHECK_FALSE(back.rows[1].pred.has_value());
+  CHECK(kvbench::to_json(back.refreshes[1]) == kvbench::to_json(results.refreshes[1]));
+  CHECK(back.summary.score == 0.5);
+  CHECK(back.summary.pred_none_rate == 0.5);
+  CHECK(back.summary.mean_generated_length == 3.0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("journal: a torn last line is cut off, finished samples survive, other configs are refused", "[run_io]") {
+  const auto dir = fresh_dir("journal");
+  const auto path = dir / "out.h5.partial.jsonl";
+  const kvbench::json config = {{"J", 8}};
+  {
+    auto journal = kvbench::Journal::open(path, config, false);
+    journal.append(sample("a", 1.0));
+    journal.append(sample("b", 0.0));
+    CHECK_THROWS_WITH(kvbench::Journal::open(path, config, false), Catch::Contains("another kvbench process"));
+  }
+  {  // a kill in the middle of writing the third sample
+    std::ofstream torn(path, std::ios::app | std::ios::binary);
+    torn << R"({"rows":[{"sample_id":"c","rollo)";
+  }
+  {
+    auto journal = kvbench::Journal::open(path, config, false);
+    REQUIRE(journal.finished().size() == 2);
+    CHECK(kvbench::to_json(journal.finished().at("a").rows[0]) == kvbench::to_json(sample("a", 1.0).rows[0]));
+    journal.append(sample("c", 1.0));  // lands on a clean line
+  }
+  CHECK(kvbench::Journal::open(path, config, false).finished().size() == 3);
+  CHECK_THROWS_WITH(kvbench::Journal::open(path, {{"J", 16}}, false),
+                    Catch::Contains("an unfinished run of a different config"));
+  CHECK(kvbench::Journal::open(path, {{"J", 16}}, true).finished().empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("sign test and bootstrap: hand-derived values", "[run_io]") {
+  CHECK(kvbench::sign_test_p_value(0, 10) == Approx(2.0 / 1024));           // 2 · C(10,0) / 2^10
+  CHECK(kvbench::sign_test_p_value(1, 6) == Approx(2.0 * (1 + 6) / 64));    // 2 · (C(6,0)+C(6,1)) / 2^6
+  CHECK(kvbench::sign_test_p_value(5, 10) == 1.0);
+  CHECK(kvbench::sign_test_p_value(0, 0) == 1.0);
+  const kvbench::Interval constant = kvbench::bootstrap_ci({0.5, 0.5, 0.5});
+  CHECK(constant.low == 0.5);
+  CHECK(constant.high == 0.5);
+  const kvbench::Interval spread = kvbench::bootstrap_ci({0, 0, 0, 1, 1, 1, 1, 1, 1, 1});
+  CHECK(spread.low < 0.7);
+  CHECK(spread.high > 0.7);
+  CHECK(spread.high <= 1.0);
+  const auto paired = kvbench::compare_paired({1, 1, 1, 0}, {0, 0, 1, 0});
+  CHECK(paired.a_better == 2);
+  CHECK(paired.b_better == 0);
+  CHECK(paired.mean_difference == 0.5);
+  CHECK(paired.sign_test_p == Approx(0.5));  // 2 · C(2,0) / 2^2
+  CHECK_THROWS_AS(kvbench::compare_paired({1}, {1, 0}), kvbench::Error);
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""Check one kvbench results file against results/README.md, reading it with h5py only.
+
+Every documented attribute and dataset must be present with its type; lengths must agree; the summary
+and the rare-fact scores are recomputed here independently of kvbench (rare-fact: the first 4-digit
+number of the output must equal the code).
+Usage: check_results_schema.py FILE.h5 EXPECTED_ROLLOUTS token|per-head
+"""
+import json
+import re
+import sys
+
+import h5py
+import numpy as np
+
+ROOT_STRINGS = ["kvbench_version", "git_commit", "config", "torch_version", "device", "dtype", "host",
+                "start_time", "end_time"]
+CONFIG_FIELDS = ["model", "task", "data", "prompt_mode", "policy", "J", "h", "recent", "frozen", "min_gap", "sinks",
+                 "mode", "policy_seed", "max_new", "temperature", "top_p", "rollouts", "seed", "limit", "samples",
+                 "device", "dtype"]
+SUMMARY = {"samples": "i", "rows": "i", "score": "f", "score_ci_low": "f", "score_ci_high": "f",
+           "pred_none_rate": "f", "mean_generated_length": "f"}
+ROWS = {"sample_id": "str", "rollout": "i", "seed": "i", "prompt_length": "i", "generated_ids": "vlen",
+        "generated_length": "i", "stop_reason": "str", "output": "str", "pred": "str", "pred_none": "i",
+        "gold": "str", "score": "f", "wall_seconds": "f", "refresh_count": "i", "mean_cache_size": "f",
+        "peak_cache_size": "i"}
+REFRESHES = {"row": "i", "phase": "str", "step": "i", "processed": "i", "size_before": "i", "size_after": "i",
+             "layers": "i", "kv_heads": "i", "kept_positions": "vlen", "scoring_ms": "f", "compaction_ms": "f"}
+
+
+def text(value):
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def check_kind(dataset, kind, where):
+    if kind == "str":
+        assert h5py.check_string_dtype(dataset.dtype) is not None, f"{where}: not a string dataset"
+    elif kind == "vlen":
+        assert h5py.check_vlen_dtype(dataset.dtype) == np.dtype("int64"), f"{where}: not vlen int64"
+    else:
+        assert dataset.dtype.kind == kind, f"{where}: dtype {dataset.dtype}, expected kind {kind}"
+
+
+def columns(group, spec, name):
+    assert set(group) == set(spec), f"/{name}: datasets {sorted(group)} != documented {sorted(spec)}"
+    lengths = set()
+    out = {}
+    for key, kind in spec.items():
+        check_kind(group[key], kind, f"/{name}/{key}")
+        data = group[key][()]
+        out[key] = [text(x) for x in data] if kind == "str" else data
+        lengths.add(len(data))
+    assert len(lengths) == 1, f"/{name}: columns of different lengths {lengths}"
+    return out
+
+
+def main(path, expected_rollouts, granularity):
+    f = h5py.File(path, "r")
+    assert f.attrs["schema_version"] == 1
+    for key in ROOT_STRINGS:
+        assert isinstance(text(f.attrs[key]), str), f"root attribute {key} missing or not a string"
+    config = json.loads(text(f.attrs["config"]))
+    assert set(config) == set(CONFIG_FIELDS), f"config fields {sorted(config)}"
+    assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", text(f.attrs["start_time"]))
+    summary = {}
+    for key, kind in SUMMARY.items():
+        value = f["summary"].attrs[key]
+        assert np.asarray(value).dtype.kind == kind, f"summary {key}: {np.asarray(value).dtype}"
+        summary[key] = float(value)
+    rows = columns(f["rows"], ROWS, "rows")
+    refreshes = columns(f["refreshes"], REFRESHES, "refreshes")
+    n = len(rows["score"])
+
+    # Rows: rollouts consecutive per sample, lengths, pred=None, and an independent rare-fact grade.
+    per_sample = {}
+    for i in range(n):
+        per_sample.setdefault(rows["sample_id"][i], []).append(i)
+        assert rows["generated_length"][i] == len(rows["generated_ids"][i])
+        assert rows["stop_reason"][i] in ("eos", "stop", "max_tokens")
+        gold = json.loads(rows["gold"][i])
+        codes = re.findall(r"(?<!\d)\d{4}(?!\d)", rows["output"][i])
+        assert rows["pred_none"][i] == (0 if codes else 1), (rows["output"][i], rows["pred_none"][i])
+        assert rows["pred"][i] == ",".join(codes)
+        expected = 1.0 if codes and codes[0] == gold["answers"][0] else 0.0
+        assert rows["score"][i] == expected, (rows["output"][i], gold, rows["score"][i])
+        assert rows["peak_cache_size"][i] >= rows["mean_cache_size"][i] > 0
+        assert rows["wall_seconds"][i] > 0
+    for sample, indices in per_sample.items():
+        assert [rows["rollout"][i] for i in indices] == list(range(expected_rollouts)), sample
+        assert indices == list(range(indices[0], indices[0] + expected_rollouts)), "rollouts not consecutive"
+
+    # Summary recomputed: pass@1 = mean over rollouts, then over samples.
+    sample_scores = [np.mean([rows["score"][i] for i in idx]) for idx in per_sample.values()]
+    assert summary["samples"] == len(per_sample) and summary["rows"] == n
+    assert abs(summary["score"] - np.mean(sample_scores)) < 1e-12
+    assert abs(summary["pred_none_rate"] - np.mean(rows["pred_none"])) < 1e-12
+    assert abs(summary["mean_generated_length"] - np.mean(rows["generated_length"])) < 1e-12
+    assert summary["score_ci_low"] <= summary["score"] <= summary["score_ci_high"]
+
+    # Refresh traces: valid rows, counts, kept positions shaped layers × kv_heads × M, ascending, seen.
+    assert len(refreshes["row"]) > 0, "expected refreshes with this budget"
+    counts = np.bincount(refreshes["row"], minlength=n)
+    assert list(counts) == list(rows["refresh_count"]), "refresh_count disagrees with the traces"
+    for k in range(len(refreshes["row"])):
+        kept = np.asarray(refreshes["kept_positions"][k])
+        layers, heads = refreshes["layers"][k], refreshes["kv_heads"][k]
+        assert (layers * heads > 1) == (granularity == "per-head"), (layers, heads, granularity)
+        assert kept.size == layers * heads * refreshes["size_after"][k]
+        assert refreshes["size_after"][k] <= refreshes["size_before"][k] <= refreshes["processed"][k]
+        for seq in kept.reshape(layers, heads, -1).reshape(-1, refreshes["size_after"][k]):
+            assert np.all(np.diff(seq) > 0) and seq.min() >= 0 and seq.max() < refreshes["processed"][k]
+        assert refreshes["phase"][k] in ("prefill", "decode")
+        assert refreshes["scoring_ms"][k] >= 0 and refreshes["compaction_ms"][k] >= 0
+    print(f"{path}: schema ok ({n} rows, {len(refreshes['row'])} refresh traces)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]), sys.argv[3])

@@ -1,0 +1,25 @@
+# Shared by the results/run/sweep script tests (sourced, not a test itself): skips, a work directory
+# removed on exit, and assertions.
+if [[ -z "${KVBENCH:-}" || ! -x "${KVBENCH}" ]]; then echo "skip: KVBENCH binary not set or not built"; exit 77; fi
+if ! /usr/bin/python3 -c "import h5py" 2>/dev/null; then echo "skip: /usr/bin/python3 has no h5py"; exit 77; fi
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+fail() { echo "FAILED: $*"; exit 1; }
+
+# Sets $model to stories260K, or skips the test when ../shared is not there.
+require_tiny_model() {
+  model="${KVBENCH_SHARED:-}/models/stories260K"
+  if [[ ! -d "$model" ]]; then echo "skip: $model not found (set KVBENCH_SHARED)"; exit 77; fi
+}
+
+# expect_error PATTERN COMMAND...: the command must fail with PATTERN on stderr.
+expect_error() {
+  local pattern=$1; shift
+  if "$@" > "$work/out" 2> "$work/err"; then fail "accepted: $*"; fi
+  grep -q -- "$pattern" "$work/err" || { cat "$work/err"; fail "no \"$pattern\" in the error of: $*"; }
+}
+
+# One libtorch thread: the tiny test models gain nothing from more, and CTest runs tests side by side.
+kvbench() { "$KVBENCH" --threads 1 "$@"; }

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# `kvbench run` end to end on stories260K + rare-fact: the HDF5 file read back with h5py against the
+# documented schema (with scores and summary recomputed in Python), determinism, skip/--force, and bad input.
+set -euo pipefail
+source "$(dirname "$0")/common.bash"
+require_tiny_model
+job=(--model "$model" --task rare-fact --data "rare-fact:seed=3,samples=3,words=60,facts=1" --J 24 --max-new 10
+     --rollouts 2 --temperature 0.8 --seed 5 --quiet)
+kvbench run "${job[@]}" --policy counter-causal --out "$work/a.h5" > "$work/summary"
+grep -q "score .* pred=None .* (3 samples, 6 rows)" "$work/summary" || { cat "$work/summary"; fail "summary line"; }
+/usr/bin/python3 "$here/check_results_schema.py" "$work/a.h5" 2 token
+# A per-KV-head policy: kept positions stored per layer and KV head.
+kvbench run "${job[@]}" --policy h2o-true --out "$work/heads.h5" > /dev/null
+/usr/bin/python3 "$here/check_results_schema.py" "$work/heads.h5" 2 per-head
+[[ ! -e "$work/a.h5.partial.jsonl" ]] || fail "work file left behind"
+
+# Same config + seed ⇒ same non-timing datasets.
+kvbench run "${job[@]}" --policy counter-causal --out "$work/b.h5" > /dev/null
+/usr/bin/python3 "$here/compare_results.py" "$work/a.h5" "$work/b.h5"
+
+# A complete output of the same job is kept; a different job is refused unless --force.
+before=$(md5sum < "$work/a.h5")
+kvbench run "${job[@]}" --policy counter-causal --out "$work/a.h5" 2> "$work/err" > /dev/null
+grep -q "complete" "$work/err" || fail "rerun did not report the complete output"
+expect_error "holds results of a different job" kvbench run "${job[@]}" --policy sliding --out "$work/a.h5"
+[[ "$(md5sum < "$work/a.h5")" == "$before" ]] || fail "output changed by a refused run"
+kvbench run "${job[@]}" --policy sliding --out "$work/a.h5" --force > /dev/null
+/usr/bin/python3 -c "import h5py,json,sys; assert json.loads(h5py.File(sys.argv[1])['/'].attrs['config'])['policy']=='sliding'" "$work/a.h5"
+
+# Bad input: names the problem, writes nothing.
+expect_error 'unknown task "no-such-task"' kvbench run --model "$model" --task no-such-task --J 8 --out "$work/x.h5"
+expect_error 'unknown policy "no-such-policy"' kvbench run --model "$model" --task rare-fact --policy no-such-policy --J 8 --out "$work/x.h5"
+touch "$work/file"
+expect_error "cannot create the output directory" kvbench run "${job[@]}" --policy full --out "$work/file/sub/x.h5"
+echo "not hdf5" > "$work/junk.h5"
+expect_error "is not a kvbench results file" kvbench run "${job[@]}" --policy full --out "$work/junk.h5"
+expect_error 'no sample with id "s3/99"' kvbench run "${job[@]}" --policy full --samples s3/99 --out "$work/x.h5"
+[[ ! -e "$work/x.h5" ]] || fail "a failed run left an output"
+echo "run_results: all checks passed"
