@@ -27,7 +27,8 @@ class KvpopPolicy final : public Policy {
     if (!scorer_) return mass_.value();
     std::vector<at::Tensor> layers;
     for (int64_t l = 0; l < context.cache.num_layers(); ++l)
-      layers.push_back(scorer_->score(l, context.cache.keys(l), context.cache.values(l)));
+      layers.push_back(scorer_->score(context.model, l, context.cache.keys(l), context.cache.values(l),
+                                      context.cache.head_positions(l)));
     return at::stack(layers, 1);
   }
   void on_compact(const at::Tensor& keep) override {

@@ -16,6 +16,7 @@ std::unique_ptr<Policy> make_tova_policy(const PolicyOptions&);
 std::unique_ptr<Policy> make_h2o_policy(const PolicyOptions&);
 std::unique_ptr<Policy> make_h2o_true_policy(const PolicyOptions&);
 std::unique_ptr<Policy> make_kvpop_policy(const PolicyOptions&);
+std::unique_ptr<Policy> make_future_oracle_policy(const PolicyOptions&);
 std::unique_ptr<Policy> make_counter_causal_policy(const PolicyOptions&);
 std::unique_ptr<Policy> make_counter_causal_fast_policy(const PolicyOptions&);
 
@@ -33,6 +34,7 @@ const std::map<std::string, Factory>& factories() {
       {"h2o", make_h2o_policy},
       {"h2o-true", make_h2o_true_policy},
       {"kvpop", make_kvpop_policy},
+      {"future-oracle", make_future_oracle_policy},
       {"counter-causal", make_counter_causal_policy},
       {"counter-causal-fast", make_counter_causal_fast_policy},
   };

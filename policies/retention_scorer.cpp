@@ -1,12 +1,11 @@
 #include "policies/retention_scorer.h"
 
-#include "common/error.h"
+#include "train/kvpop_scorer.h"
 
 namespace kvbench {
 
 std::unique_ptr<RetentionScorer> load_retention_scorer(const std::string& path) {
-  fail("{}: learned KVpop scorers are not supported yet (run kvpop without --scorer: it falls back to "
-       "accumulated attention mass)", path);
+  return std::make_unique<KvpopScorer>(KvpopScorer::load(path));
 }
 
 }  // namespace kvbench

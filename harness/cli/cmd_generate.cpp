@@ -10,6 +10,7 @@
 #include "cli/options.h"
 #include "common/error.h"
 #include "common/json_file.h"
+#include "policies/future_oracle.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvbench::cli {
@@ -105,7 +106,7 @@ void run_generate(const GenerateOptions& o) {
   std::optional<Tokenizer> tokenizer;
   if (has_tokenizer) tokenizer = Tokenizer::load(o.model.model);
   const PreparedPrompt prompt = prepare_prompt(o, tokenizer ? &*tokenizer : nullptr);
-  auto policy = make_policy(o.policy.policy, {o.policy.seed});
+  auto policy = make_policy(o.policy.policy, {o.policy.seed, false, o.policy.scorer});
   if (o.policy.frozen == "auto" && o.system.empty()) fail("--frozen auto needs --system (the text it freezes)");
 
   GenerationSettings settings;
@@ -125,7 +126,9 @@ void run_generate(const GenerateOptions& o) {
     };
   }
   const Model model = o.model.load();
-  const GenerationResult result = generate(model, *policy, prompt.ids, settings, stop);
+  const GenerationResult result = o.policy.policy == "future-oracle"
+                                      ? generate_with_future_oracle(model, prompt.ids, settings, stop)
+                                      : generate(model, *policy, prompt.ids, settings, stop);
 
   auto text_of = [&](const RolloutResult& r) { return tokenizer ? tokenizer->decode(r.generated) : std::string(); };
   if (o.format == "json") {

@@ -11,5 +11,7 @@ void add_grade_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);  // also merge
 void add_report_command(CLI::App& app);  // also inspect
+void add_train_demo_command(CLI::App& app);
+void add_train_scorer_command(CLI::App& app);
 
 }  // namespace kvbench::cli

@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
   kvbench::cli::add_run_command(app);
   kvbench::cli::add_sweep_command(app);
   kvbench::cli::add_report_command(app);
+  kvbench::cli::add_train_demo_command(app);
+  kvbench::cli::add_train_scorer_command(app);
 
   try {
     app.parse(argc, argv);

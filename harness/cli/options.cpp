@@ -46,6 +46,8 @@ void PolicyCliOptions::add_to(CLI::App* command) {
       ->check(CLI::IsMember({"chunked", "prefill_end"}))
       ->capture_default_str();
   command->add_option("--policy-seed", seed, "Seed of the random policy")->capture_default_str();
+  command->add_option("--scorer", scorer, "kvpop: learned scorer from `kvbench train-scorer` (default: the "
+                                          "untrained attention-mass fallback)");
 }
 
 CacheBudget PolicyCliOptions::budget(const Policy& p, int64_t auto_frozen_tokens) const {

@@ -30,6 +30,7 @@ struct PolicyCliOptions {
   int64_t sinks = 4;
   std::string mode = "chunked";
   uint64_t seed = 0;
+  std::string scorer;      // kvpop: learned scorer file
 
   void add_to(CLI::App* command);
   // The budget for `policy`, with `auto_frozen_tokens` standing in for --frozen auto.

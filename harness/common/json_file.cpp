@@ -1,5 +1,7 @@
 #include "common/json_file.h"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -29,6 +31,23 @@ const json& require_field(const json& object, const std::string& name, const std
   auto it = object.find(name);
   if (it == object.end()) fail("{}: missing field \"{}\"", file.string(), name);
   return *it;
+}
+
+void write_file_atomically(const std::filesystem::path& file, const std::string& text) {
+  const auto temporary = file.parent_path() / (file.filename().string() + ".tmp" + std::to_string(::getpid()));
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!out.flush()) {
+      std::filesystem::remove(temporary);
+      fail("{}: cannot write", file.string());
+    }
+  }
+  std::filesystem::rename(temporary, file);
+}
+
+void write_json_file(const std::filesystem::path& file, const json& value) {
+  write_file_atomically(file, value.dump(2) + "\n");
 }
 
 }  // namespace kvbench

@@ -14,4 +14,9 @@ json read_json_file(const std::filesystem::path& path);
 // Field access that reports `file: field "name" ...` instead of nlohmann's bare type errors.
 const json& require_field(const json& object, const std::string& name, const std::filesystem::path& file);
 
+// Writes `text` (or `value`, indented, with a final newline) through a temporary file renamed into
+// place, so a failure never leaves a half-written file behind.
+void write_file_atomically(const std::filesystem::path& file, const std::string& text);
+void write_json_file(const std::filesystem::path& file, const json& value);
+
 }  // namespace kvbench

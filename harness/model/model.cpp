@@ -13,6 +13,16 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
   return bias.defined() ? at::linear(x, weight, bias) : at::linear(x, weight);
 }
 
+// Norms, RoPE, softmax and logits run in float32 for 16-bit models; a float64 model stays float64
+// throughout, so gradient checks against finite differences see no float32 rounding.
+at::ScalarType compute_dtype(const at::Tensor& x) { return x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat; }
+
+// allowed[t, j]: new token t (after `cached` entries) sees every cached entry and the new tokens up to itself.
+at::Tensor causal_mask(int64_t T, int64_t cached, at::Device device) {
+  const auto longs = at::TensorOptions().device(device).dtype(at::kLong);
+  return at::arange(cached + T, longs).unsqueeze(0) <= (at::arange(T, longs) + cached).unsqueeze(1);
+}
+
 // RoPE inverse frequencies, with Llama 3.1's piecewise rescaling of long wavelengths when configured.
 at::Tensor inverse_frequencies(const ModelConfig& c) {
   const int64_t half = c.head_dim / 2;
@@ -56,7 +66,7 @@ at::Tensor Model::embed(const at::Tensor& ids) const { return at::embedding(weig
 
 at::Tensor Model::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
   // As HF: normalise in float32, cast back, then scale (the order matters in bf16).
-  const at::Tensor xf = x.to(at::kFloat);
+  const at::Tensor xf = x.to(compute_dtype(x));
   const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + config_.rms_norm_eps);
   return weight * normed.to(x.scalar_type());
 }
@@ -66,7 +76,7 @@ at::Tensor Model::rope(const at::Tensor& x, const at::Tensor& positions) const {
   const at::Tensor angles = positions.to(at::kFloat).unsqueeze(-1) * inv_freq_;  // [B, T, D/2]
   const at::Tensor cos = at::cat({angles.cos(), angles.cos()}, -1).unsqueeze(1);
   const at::Tensor sin = at::cat({angles.sin(), angles.sin()}, -1).unsqueeze(1);
-  const at::Tensor xf = x.to(at::kFloat);
+  const at::Tensor xf = x.to(compute_dtype(x));
   const int64_t half = x.size(-1) / 2;
   const at::Tensor rotated = at::cat({-xf.narrow(-1, half, half), xf.narrow(-1, 0, half)}, -1);
   return (xf * cos + rotated * sin).to(x.scalar_type());
@@ -95,7 +105,7 @@ at::Tensor Model::attend(const at::Tensor& q, const at::Tensor& k, const at::Ten
   const int64_t KV = k.size(1), G = H / KV, N = k.size(2);
   // Query heads of one KV group are stacked along the row axis, so one matmul per KV head serves them all.
   const at::Tensor grouped = q.reshape({B, KV, G * T, D});
-  at::Tensor scores = at::matmul(grouped, k.transpose(-1, -2)).to(at::kFloat) / std::sqrt(static_cast<double>(D));
+  at::Tensor scores = at::matmul(grouped, k.transpose(-1, -2)).to(compute_dtype(q)) / std::sqrt(static_cast<double>(D));
   scores = scores.view({B, KV, G, T, N});
   at::Tensor probs;
   if (allowed.defined()) {
@@ -125,19 +135,14 @@ at::Tensor Model::mlp_residual(int64_t layer, const at::Tensor& x) const {
 }
 
 at::Tensor Model::logits(const at::Tensor& x) const {
-  return at::linear(rms_norm(x, weights_.final_norm), weights_.lm_head).to(at::kFloat);
+  const at::Tensor out = at::linear(rms_norm(x, weights_.final_norm), weights_.lm_head);
+  return out.to(compute_dtype(out));
 }
 
 ForwardResult Model::forward(const at::Tensor& ids, const at::Tensor& positions, KvCache& cache,
                              const ForwardOptions& options) const {
   const int64_t T = ids.size(1), cached = cache.size();
-  // New token t sees every cached entry and the new tokens up to itself.
-  at::Tensor allowed;
-  if (T > 1) {
-    const auto dev = at::TensorOptions().device(ids.device());
-    allowed = at::arange(cached + T, dev.dtype(at::kLong)).unsqueeze(0) <=
-              (at::arange(T, dev.dtype(at::kLong)) + cached).unsqueeze(1);
-  }
+  const at::Tensor allowed = T > 1 ? causal_mask(T, cached, ids.device()) : at::Tensor();
   ForwardResult result;
   at::Tensor x = embed(ids), last_layer_input;
   cache.begin_append(T);
@@ -155,6 +160,18 @@ ForwardResult Model::forward(const at::Tensor& ids, const at::Tensor& positions,
   cache.end_append(ids, positions, last_layer_input);
   result.logits = logits(options.all_logits ? x : x.narrow(1, T - 1, 1));
   return result;
+}
+
+at::Tensor Model::forward_sequence(const at::Tensor& ids, const at::Tensor& positions,
+                                   std::vector<QueryKeyValue>* layers) const {
+  const at::Tensor allowed = causal_mask(ids.size(1), 0, ids.device());
+  at::Tensor x = embed(ids);
+  for (int64_t l = 0; l < config_.num_layers; ++l) {
+    const QueryKeyValue qkv = project(l, rms_norm(x, weights_.layers[l].input_norm), positions);
+    x = mlp_residual(l, attention_residual(l, x, attend(qkv.q, qkv.k, qkv.v, allowed)));
+    if (layers) layers->push_back(qkv);
+  }
+  return logits(x);
 }
 
 at::Device parse_device(const std::string& text) {

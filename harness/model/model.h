@@ -40,7 +40,7 @@ struct ForwardOptions {
 };
 
 struct ForwardResult {
-  at::Tensor logits;                  // [B, T, V] (or [B, 1, V]) float32
+  at::Tensor logits;                  // [B, T, V] (or [B, 1, V]) float32 (float64 models: float64)
   // Per captured layer [B, H, T, N] float32, N = cache size after the append (AllLayers: index = layer;
   // LastLayer: one entry).
   std::vector<at::Tensor> attention;
@@ -69,6 +69,12 @@ class Model {
   ForwardResult forward(const at::Tensor& ids, const at::Tensor& positions, KvCache& cache,
                         const ForwardOptions& options = {}) const;
 
+  // Training mode: the whole sequence ids [B, T] at positions [B, T], causal, no cache; logits of
+  // every token [B, T, V]. Records autograd when the weights require grad. `layers` (if given)
+  // receives each layer's post-RoPE q/k and v (KVpop targets and scorer inputs).
+  at::Tensor forward_sequence(const at::Tensor& ids, const at::Tensor& positions,
+                              std::vector<QueryKeyValue>* layers = nullptr) const;
+
   // --- pieces ---
   at::Tensor embed(const at::Tensor& ids) const;
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
@@ -80,11 +86,11 @@ class Model {
                     at::Tensor* probs_out = nullptr) const;
   at::Tensor attention_residual(int64_t layer, const at::Tensor& x, const at::Tensor& attended) const;
   at::Tensor mlp_residual(int64_t layer, const at::Tensor& x) const;
-  at::Tensor logits(const at::Tensor& x) const;  // final norm + LM head, float32
+  // Rotates x [B, heads, T, D] to positions [B, T]; rope(x, −positions) undoes rope(x, positions).
+  at::Tensor rope(const at::Tensor& x, const at::Tensor& positions) const;
+  at::Tensor logits(const at::Tensor& x) const;  // final norm + LM head, float32 (float64 models: float64)
 
  private:
-  at::Tensor rope(const at::Tensor& x, const at::Tensor& positions) const;
-
   ModelConfig config_;
   ModelWeights weights_;
   at::Tensor inv_freq_;  // [head_dim / 2] float32 on the model's device

@@ -60,7 +60,31 @@ LayerWeights load_layer(const WeightLoader& w, const ModelConfig& c, int64_t lay
   return l;
 }
 
+void add_layer(std::vector<NamedTensor>& out, const LayerWeights& l, int64_t layer) {
+  const std::string p = fmt::format("model.layers.{}.", layer);
+  const std::vector<NamedTensor> all = {
+      {p + "input_layernorm.weight", l.input_norm},   {p + "self_attn.q_proj.weight", l.q_proj},
+      {p + "self_attn.k_proj.weight", l.k_proj},      {p + "self_attn.v_proj.weight", l.v_proj},
+      {p + "self_attn.o_proj.weight", l.o_proj},      {p + "self_attn.q_proj.bias", l.q_bias},
+      {p + "self_attn.k_proj.bias", l.k_bias},        {p + "self_attn.v_proj.bias", l.v_bias},
+      {p + "self_attn.o_proj.bias", l.o_bias},        {p + "self_attn.q_norm.weight", l.q_norm},
+      {p + "self_attn.k_norm.weight", l.k_norm},      {p + "post_attention_layernorm.weight", l.post_attention_norm},
+      {p + "mlp.gate_proj.weight", l.gate_proj},      {p + "mlp.up_proj.weight", l.up_proj},
+      {p + "mlp.down_proj.weight", l.down_proj},      {p + "mlp.gate_proj.bias", l.gate_bias},
+      {p + "mlp.up_proj.bias", l.up_bias},            {p + "mlp.down_proj.bias", l.down_bias}};
+  for (const auto& named : all)
+    if (named.second.defined()) out.push_back(named);  // absent biases / q-k norms are undefined
+}
+
 }  // namespace
+
+std::vector<NamedTensor> named_weights(const ModelConfig& config, const ModelWeights& weights) {
+  std::vector<NamedTensor> out = {{"model.embed_tokens.weight", weights.embed_tokens}};
+  for (int64_t layer = 0; layer < config.num_layers; ++layer) add_layer(out, weights.layers[layer], layer);
+  out.emplace_back("model.norm.weight", weights.final_norm);
+  if (!weights.lm_head.is_same(weights.embed_tokens)) out.emplace_back("lm_head.weight", weights.lm_head);
+  return out;
+}
 
 ModelWeights load_weights(const std::filesystem::path& dir, const ModelConfig& c, at::Device device,
                           at::ScalarType dtype) {

@@ -75,6 +75,8 @@ void for_each_stage(const Node& node, const char* sequence_field, AddStage add) 
 
 }  // namespace
 
+const std::string& byte_level_symbol(unsigned char byte) { return byte_alphabet().byte_to_char[byte]; }
+
 // ---------------------------------------------------------------- normalizer
 
 Normalizer::Normalizer(const Node& node) {

@@ -27,6 +27,9 @@ class Normalizer {
 
 class SplitRegex;
 
+// The byte-level alphabet (GPT-2's bytes_to_unicode): the UTF-8 text of the character standing for `byte`.
+const std::string& byte_level_symbol(unsigned char byte);
+
 class PreTokenizer {
  public:
   explicit PreTokenizer(const tokenizer_json::Node& node);

@@ -44,6 +44,26 @@ inline std::vector<int64_t> greedy(const Model& model, const std::vector<int64_t
   return generated;
 }
 
+// A tiny decoder config (head_dim = hidden / heads) for tests that build models from random weights.
+inline ModelConfig tiny_model_config(ModelFamily family, int64_t hidden, int64_t heads, int64_t kv_heads,
+                                     int64_t vocab, bool tied = false) {
+  ModelConfig c;
+  c.family = family;
+  c.model_type = to_string(family);
+  c.hidden_size = hidden;
+  c.intermediate_size = hidden * 3 / 2;
+  c.num_layers = 2;
+  c.num_heads = heads;
+  c.num_kv_heads = kv_heads;
+  c.head_dim = hidden / heads;
+  c.vocab_size = vocab;
+  c.max_position_embeddings = 128;
+  c.tie_word_embeddings = tied;
+  c.qkv_bias = family == ModelFamily::Qwen2;
+  c.qk_norm = family == ModelFamily::Qwen3;
+  return c;
+}
+
 inline at::Tensor json_matrix(const json& rows) {
   std::vector<at::Tensor> out;
   for (const auto& row : rows) out.push_back(at::tensor(row.get<std::vector<float>>(), at::kFloat));

@@ -1,0 +1,74 @@
+#include "policies/future_oracle.h"
+
+#include <ATen/core/grad_mode.h>
+
+#include <limits>
+
+#include "common/error.h"
+
+namespace kvbench {
+
+namespace {
+class FutureOraclePolicy final : public Policy {
+ public:
+  explicit FutureOraclePolicy(at::Tensor targets) : targets_(std::move(targets)) {}
+  std::string name() const override { return "future-oracle"; }
+  int64_t default_recent(int64_t J) const override { return J / 4; }
+  KeepRule keep_rule(const CacheBudget& budget) const override {
+    return {false, budget.recent, Granularity::PerKvHead, budget.sinks};
+  }
+  at::Tensor score(const ScoringContext& context) override {
+    if (!targets_.defined())
+      fail("future-oracle needs the future: run it through generate_with_future_oracle (kvbench generate does)");
+    const int64_t S = targets_.size(2);
+    std::vector<at::Tensor> layers;
+    for (int64_t l = 0; l < context.cache.num_layers(); ++l) {
+      const at::Tensor positions = context.cache.head_positions(l).cpu();  // [B, KV, N]
+      const at::Tensor table = targets_[l].unsqueeze(0).expand({positions.size(0), -1, -1});
+      const at::Tensor known = table.gather(2, positions.clamp_max(S - 1));
+      const at::Tensor unknown = (positions >= S).logical_or(known.isnan());
+      layers.push_back(known.masked_fill(unknown, std::numeric_limits<float>::infinity()));
+    }
+    return at::stack(layers, 1);
+  }
+
+ private:
+  at::Tensor targets_;  // [L, KV, S] float32, CPU
+};
+}  // namespace
+
+std::unique_ptr<Policy> future_oracle_policy(at::Tensor targets) {
+  return std::make_unique<FutureOraclePolicy>(std::move(targets));
+}
+
+// The registry's instance knows no future: kvbench generate runs it through generate_with_future_oracle.
+std::unique_ptr<Policy> make_future_oracle_policy(const PolicyOptions&) {
+  return std::make_unique<FutureOraclePolicy>(at::Tensor());
+}
+
+at::Tensor future_oracle_targets(const Model& model, const std::vector<int64_t>& ids, const FutureMassSpec& spec) {
+  at::NoGradGuard no_grad;
+  const auto device = model.options().device();
+  const at::Tensor tokens = at::tensor(ids, at::kLong).unsqueeze(0).to(device);
+  std::vector<QueryKeyValue> layers;
+  model.forward_sequence(tokens, at::arange(tokens.size(1), tokens.options()).unsqueeze(0), &layers);
+  std::vector<at::Tensor> targets;
+  for (const auto& qkv : layers) targets.push_back(future_mass_targets(qkv.q, qkv.k, spec)[0].to(at::kFloat).cpu());
+  return at::stack(targets);
+}
+
+GenerationResult generate_with_future_oracle(const Model& model, const std::vector<int64_t>& prompt,
+                                             const GenerationSettings& settings, const StopCheck& stop) {
+  GenerationSettings full_settings = settings;
+  full_settings.budget.h = std::numeric_limits<int32_t>::max();
+  const auto full = make_policy("full");
+  const GenerationResult future = generate(model, *full, prompt, full_settings, stop);
+  std::vector<int64_t> ids = prompt;
+  ids.insert(ids.end(), future.rollouts[0].generated.begin(), future.rollouts[0].generated.end());
+  FutureMassSpec spec;
+  spec.window = settings.budget.recent;
+  const auto oracle = future_oracle_policy(future_oracle_targets(model, ids, spec));
+  return generate(model, *oracle, prompt, settings, stop);
+}
+
+}  // namespace kvbench
