@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include "common/build_info.h"
 #include "engine/generate.h"
 #include "model/checkpoint_writer.h"
 #include "model/random_model.h"
@@ -122,7 +123,7 @@ void train_demo(const std::filesystem::path& out, const DemoSettings& s) {
                                              return every;
                                            }()},
                                           {"seconds", seconds},
-                                          {"kvbench_commit", KVBENCH_GIT_COMMIT}});
+                                          {"kvbench_commit", git_commit()}});
   spdlog::info("demo model written to {} ({:.0f} s)", out.string(), seconds);
 }
 
