@@ -3,12 +3,12 @@
 # cache budgets on the synthetic rare-fact recall task — then print the report tables and write the plots
 # under results/demo/. Rerunning resumes and skips finished jobs.
 #
-# The model: KVBENCH_MODEL, else ../shared/models/stories260K (llama2.c's 260K-parameter TinyStories
-# model) when it exists. Until kvbench ships its own demo model, that tiny model stands in: it cannot
-# really recall 4-digit codes, so expect scores near 0 — the demo shows the pipeline, not the science.
+# The model: KVBENCH_MODEL, else the embedded models/kvbench-demo (trained by `kvbench train-demo`;
+# see its README). That checkpoint does not recall the codes yet (accuracy 0 even with the full
+# cache), so the scores are 0 across policies — the demo shows the pipeline, not the science.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-model=${KVBENCH_MODEL:-../shared/models/stories260K}
+model=${KVBENCH_MODEL:-models/kvbench-demo}
 if [[ ! -f "$model/config.json" ]]; then
   echo "demo: no model at $model — set KVBENCH_MODEL to a model directory (config.json, safetensors, tokenizer.json)" >&2
   exit 1
