@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "common/error.h"
+#include "tokenizer/utf8.h"
 
 namespace kvbench::graders {
 
@@ -22,45 +23,18 @@ constexpr char32_t kReplacementCharacter = 0xFFFD;
 CodePoints decode_utf8(std::string_view text) {
   CodePoints out;
   out.reserve(text.size());
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    const int length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xE ? 3 : (lead >> 3) == 0x1E ? 4 : 0;
-    char32_t c = length == 1 ? lead : length == 2 ? (lead & 0x1F) : length == 3 ? (lead & 0x0F) : (lead & 0x07);
-    bool valid = length > 0 && i + length <= text.size();
-    for (int k = 1; valid && k < length; ++k) {
-      const auto next = static_cast<unsigned char>(text[i + k]);
-      valid = (next >> 6) == 0x2;
-      c = (c << 6) | (next & 0x3F);
-    }
-    out.push_back(valid ? c : kReplacementCharacter);
-    i += valid ? length : 1;
+  for (std::size_t i = 0; i < text.size();) {
+    const utf8::DecodedChar c = utf8::decode(text, i);
+    out.push_back(c.length ? c.code_point : kReplacementCharacter);
+    i += c.length ? c.length : 1;
   }
   return out;
-}
-
-void append_utf8(std::string& out, char32_t c) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
 }
 
 std::string encode_utf8(const CodePoints& text) {
   std::string out;
   out.reserve(text.size());
-  for (char32_t c : text) append_utf8(out, c);
+  for (char32_t c : text) utf8::append(out, c);
   return out;
 }
 
