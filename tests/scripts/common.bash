@@ -1,12 +1,16 @@
-# Shared by the results/run/sweep script tests (sourced, not a test itself): skips, a work directory
+# Shared by the script tests (sourced, not a test itself): skips, a work directory
 # removed on exit, and assertions.
 if [[ -z "${KVBENCH:-}" || ! -x "${KVBENCH}" ]]; then echo "skip: KVBENCH binary not set or not built"; exit 77; fi
-if ! /usr/bin/python3 -c "import h5py" 2>/dev/null; then echo "skip: /usr/bin/python3 has no h5py"; exit 77; fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 fail() { echo "FAILED: $*"; exit 1; }
+
+# Skips the test when the result files cannot be read back (no h5py for /usr/bin/python3).
+require_h5py() {
+  if ! /usr/bin/python3 -c "import h5py" 2>/dev/null; then echo "skip: /usr/bin/python3 has no h5py"; exit 77; fi
+}
 
 # Sets $model to stories260K, or skips the test when ../shared is not there.
 require_tiny_model() {

@@ -4,6 +4,7 @@
 # none duplicated. Set KVBENCH_CRASH_SEED to replay a sequence of kill times.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
+require_h5py
 require_tiny_model
 seed=${KVBENCH_CRASH_SEED:-$$}
 RANDOM=$seed

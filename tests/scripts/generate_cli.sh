@@ -2,9 +2,8 @@
 # `kvbench generate` end to end: the JSON contract, greedy ids against llama2.c's run.c reference,
 # refresh records, and clear errors (non-zero exit, message naming the problem) for bad input.
 set -uo pipefail
-model="$KVBENCH_SHARED/models/stories260K"
-[ -d "$model" ] || { echo "skipped: $model not found"; exit 77; }
-fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "$0")/common.bash"
+require_tiny_model
 py=/usr/bin/python3
 
 # Greedy, full cache: the first 40 generated ids equal run.c's for the same prompt.
@@ -42,17 +41,11 @@ b=$("$KVBENCH" generate --model "$model" --prompt "Once upon a time" --max-new 2
   "$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["generated_ids"])' "$b")" ] || fail "same seed, different tokens"
 
 # Bad input: exit non-zero with a message that names the problem.
-expect_error() {
-  local pattern=$1; shift
-  local err
-  if err=$("$KVBENCH" "$@" 2>&1 >/dev/null); then fail "expected an error from: $*"; fi
-  grep -q -- "$pattern" <<<"$err" || fail "error for '$*' lacks '$pattern': $err"
-}
-expect_error "config.json" generate --model /nonexistent --prompt-ids 1,2
-expect_error "not an integer" generate --model "$model" --prompt-ids 1,x,3
-expect_error "unknown policy" generate --model "$model" --prompt "Hi" --policy lru --J 8
-expect_error "--J" generate --model "$model" --prompt "Hi" --policy sliding
-expect_error "recent window" generate --model "$model" --prompt "Hi there" --policy h2o --J 8 --recent 8
-expect_error "frozen prefix" generate --model "$model" --prompt "Hi" --policy sliding --J 8 --frozen 50
-expect_error "exactly one" generate --model "$model"
+expect_error "config.json" kvbench generate --model /nonexistent --prompt-ids 1,2
+expect_error "not an integer" kvbench generate --model "$model" --prompt-ids 1,x,3
+expect_error "unknown policy" kvbench generate --model "$model" --prompt "Hi" --policy lru --J 8
+expect_error "--J" kvbench generate --model "$model" --prompt "Hi" --policy sliding
+expect_error "recent window" kvbench generate --model "$model" --prompt "Hi there" --policy h2o --J 8 --recent 8
+expect_error "frozen prefix" kvbench generate --model "$model" --prompt "Hi" --policy sliding --J 8 --frozen 50
+expect_error "exactly one" kvbench generate --model "$model"
 echo "generate_cli: all checks passed"

@@ -5,6 +5,7 @@
 # all recomputed in Python. Plus bad files.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
+require_h5py
 /usr/bin/python3 - "$work" <<'PY'
 import json, sys
 import h5py, numpy as np

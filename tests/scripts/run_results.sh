@@ -3,6 +3,7 @@
 # documented schema (with scores and summary recomputed in Python), determinism, skip/--force, and bad input.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
+require_h5py
 require_tiny_model
 job=(--model "$model" --task rare-fact --data "rare-fact:seed=3,samples=3,words=60,facts=1" --J 24 --max-new 10
      --rollouts 2 --temperature 0.8 --seed 5 --quiet)

@@ -4,6 +4,7 @@
 # against numbers recomputed with h5py; malformed configs and merge conflicts.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
+require_h5py
 require_tiny_model
 cat > "$work/sweep.json" <<JSON
 {"output_dir": "$work/full",
