@@ -4,22 +4,33 @@
 
 #include <limits>
 
-#include "common/error.h"
 
 namespace kvbench {
 
 namespace {
 class FutureOraclePolicy final : public Policy {
  public:
-  explicit FutureOraclePolicy(at::Tensor targets) : targets_(std::move(targets)) {}
+  // Defined targets are fixed (tests); undefined ones are measured in prepare() for every generation.
+  explicit FutureOraclePolicy(at::Tensor targets) : targets_(std::move(targets)), look_ahead_(!targets_.defined()) {}
   std::string name() const override { return "future-oracle"; }
   int64_t default_recent(int64_t J) const override { return J / 4; }
   KeepRule keep_rule(const CacheBudget& budget) const override {
     return {false, budget.recent, Granularity::PerKvHead, budget.sinks};
   }
+  void prepare(const Model& model, const std::vector<int64_t>& prompt, const GenerationSettings& settings,
+               const StopCheck& stop) override {
+    if (!look_ahead_) return;
+    GenerationSettings full_settings = settings;
+    full_settings.budget.h = std::numeric_limits<int32_t>::max();
+    const auto full = make_policy("full");
+    const GenerationResult future = generate(model, *full, prompt, full_settings, stop);
+    std::vector<int64_t> ids = prompt;
+    ids.insert(ids.end(), future.rollouts[0].generated.begin(), future.rollouts[0].generated.end());
+    FutureMassSpec spec;
+    spec.window = settings.budget.recent;
+    targets_ = future_oracle_targets(model, ids, spec);
+  }
   at::Tensor score(const ScoringContext& context) override {
-    if (!targets_.defined())
-      fail("future-oracle needs the future: run it through generate_with_future_oracle (kvbench generate does)");
     const int64_t S = targets_.size(2);
     std::vector<at::Tensor> layers;
     for (int64_t l = 0; l < context.cache.num_layers(); ++l) {
@@ -34,6 +45,7 @@ class FutureOraclePolicy final : public Policy {
 
  private:
   at::Tensor targets_;  // [L, KV, S] float32, CPU
+  bool look_ahead_;
 };
 }  // namespace
 
@@ -41,7 +53,7 @@ std::unique_ptr<Policy> future_oracle_policy(at::Tensor targets) {
   return std::make_unique<FutureOraclePolicy>(std::move(targets));
 }
 
-// The registry's instance knows no future: kvbench generate runs it through generate_with_future_oracle.
+// The registry's instance measures the future of each prompt it generates for.
 std::unique_ptr<Policy> make_future_oracle_policy(const PolicyOptions&) {
   return std::make_unique<FutureOraclePolicy>(at::Tensor());
 }
@@ -55,20 +67,6 @@ at::Tensor future_oracle_targets(const Model& model, const std::vector<int64_t>&
   std::vector<at::Tensor> targets;
   for (const auto& qkv : layers) targets.push_back(future_mass_targets(qkv.q, qkv.k, spec)[0].to(at::kFloat).cpu());
   return at::stack(targets);
-}
-
-GenerationResult generate_with_future_oracle(const Model& model, const std::vector<int64_t>& prompt,
-                                             const GenerationSettings& settings, const StopCheck& stop) {
-  GenerationSettings full_settings = settings;
-  full_settings.budget.h = std::numeric_limits<int32_t>::max();
-  const auto full = make_policy("full");
-  const GenerationResult future = generate(model, *full, prompt, full_settings, stop);
-  std::vector<int64_t> ids = prompt;
-  ids.insert(ids.end(), future.rollouts[0].generated.begin(), future.rollouts[0].generated.end());
-  FutureMassSpec spec;
-  spec.window = settings.budget.recent;
-  const auto oracle = future_oracle_policy(future_oracle_targets(model, ids, spec));
-  return generate(model, *oracle, prompt, settings, stop);
 }
 
 }  // namespace kvbench

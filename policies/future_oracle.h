@@ -1,22 +1,19 @@
 // future-oracle: the headroom any KVpop scorer is measured against. Per KV head it keeps the sinks,
 // the protected window and the top-k entries by their *true* future attention mass
-// (train/kvpop_targets.h), known only after the fact: measured on a full-cache run of the same prompt
-// (its greedy continuation included), with the protected window w = the budget's recent window.
-// Entries the full run never saw (a continuation that went further) count as +∞ (they are recent).
+// (train/kvpop_targets.h), known only after the fact: before generating, the policy runs the full cache
+// on the same prompt (rollout 0's greedy or sampled continuation is the future) and measures it, with the
+// protected window w = the budget's recent window. Entries the full run never saw (a continuation that
+// went further) count as +∞ (they are recent).
 #pragma once
 #include "engine/generate.h"
 #include "train/kvpop_targets.h"
 
 namespace kvbench {
 
-// The policy over precomputed targets [L, KV, S] (original positions 0..S−1).
+// The policy over precomputed targets [L, KV, S] (original positions 0..S−1); it does not look ahead.
 std::unique_ptr<Policy> future_oracle_policy(at::Tensor targets);
 
 // Targets [L, KV, S] of the sequence `ids` from one causal pass (no S×S matrix).
 at::Tensor future_oracle_targets(const Model& model, const std::vector<int64_t>& ids, const FutureMassSpec& spec);
-
-// Runs the full cache first (rollout 0's continuation defines the future), then the oracle with `settings`.
-GenerationResult generate_with_future_oracle(const Model& model, const std::vector<int64_t>& prompt,
-                                             const GenerationSettings& settings, const StopCheck& stop = {});
 
 }  // namespace kvbench

@@ -4,6 +4,7 @@
 #pragma once
 #include <ATen/ATen.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,11 @@ struct KeepRule {
   int64_t sinks = 0;            // entries right after the frozen prefix always kept (counted in J)
 };
 
+struct GenerationSettings;  // engine/generate.h
+
+// Text-level stop (stop strings, a complete \boxed{}): called with a rollout's tokens so far.
+using StopCheck = std::function<bool(int64_t rollout, const std::vector<int64_t>& generated)>;
+
 struct ScoringContext {
   const Model& model;
   const KvCache& cache;
@@ -68,6 +74,10 @@ class Policy {
   virtual void expand_batch(int64_t batch) {}
   // A new generation starts (state from the previous sample is dropped unless a policy says otherwise).
   virtual void reset() {}
+  // Called once before generation starts. Offline policies (future-oracle) look ahead here: they may run
+  // a full-cache generation of the same prompt to learn what the future attends to.
+  virtual void prepare(const Model& model, const std::vector<int64_t>& prompt, const GenerationSettings& settings,
+                       const StopCheck& stop) {}
 };
 
 struct PolicyOptions {

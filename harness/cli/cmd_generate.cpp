@@ -10,7 +10,6 @@
 #include "cli/options.h"
 #include "common/error.h"
 #include "common/json_file.h"
-#include "policies/future_oracle.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvbench::cli {
@@ -126,9 +125,7 @@ void run_generate(const GenerateOptions& o) {
     };
   }
   const Model model = o.model.load();
-  const GenerationResult result = o.policy.policy == "future-oracle"
-                                      ? generate_with_future_oracle(model, prompt.ids, settings, stop)
-                                      : generate(model, *policy, prompt.ids, settings, stop);
+  const GenerationResult result = generate(model, *policy, prompt.ids, settings, stop);
 
   auto text_of = [&](const RolloutResult& r) { return tokenizer ? tokenizer->decode(r.generated) : std::string(); };
   if (o.format == "json") {

@@ -42,6 +42,7 @@ JobConfig job_of(const RunCliOptions& o) {
   job.policy = o.policy.policy;
   job.budget = o.policy.spec();
   job.policy_seed = o.policy.seed;
+  job.scorer = o.policy.scorer;
   job.max_new = o.max_new;
   job.temperature = o.temperature;
   job.top_p = o.top_p;

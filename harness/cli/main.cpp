@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "common/error.h"
+#include "engine/cpu_threads.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -17,10 +18,11 @@ int main(int argc, char** argv) {
   int threads = 0;
   app.add_flag("-v,--verbose", verbose, "Debug logging");
   // libtorch's default is one thread per physical core: hyperthread siblings mostly contend.
-  app.add_option("--threads", threads, "CPU threads for libtorch (default: libtorch's, one per physical core)");
+  app.add_option("--threads", threads,
+                 "CPU threads for libtorch and BLAS (default: libtorch's, one per physical core)");
   app.parse_complete_callback([&] {
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
-    if (threads > 0) at::set_num_threads(threads);
+    kvbench::set_cpu_threads(threads > 0 ? threads : at::get_num_threads());
   });
   spdlog::set_pattern("[%H:%M:%S %^%l%$] %v");
 

@@ -97,6 +97,7 @@ GenerationResult generate(const Model& model, Policy& policy, const std::vector<
   const CacheBudget& budget = settings.budget;
   const at::Device device = model.options().device();
   policy.reset();
+  policy.prepare(model, prompt, settings, stop);
   KvCache cache(model.config(), 1, model.options(), policy.needs().last_layer_input);
   GenerationResult result;
   result.prompt = prompt;

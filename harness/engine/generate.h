@@ -6,7 +6,6 @@
 //            is fed at position P+s−1, a refresh runs when (P+s) % h == 0, and the next token is
 //            chosen from the logits computed *before* that refresh.
 #pragma once
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,9 +22,6 @@ struct GenerationSettings {
   int64_t rollouts = 1;              // sequences decoded together from one prefilled prompt
   std::vector<int64_t> eos_ids;
 };
-
-// Text-level stop (stop strings, a complete \boxed{}): called with a rollout's tokens so far.
-using StopCheck = std::function<bool(int64_t rollout, const std::vector<int64_t>& generated)>;
 
 struct RolloutResult {
   std::vector<int64_t> generated;

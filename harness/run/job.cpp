@@ -42,7 +42,8 @@ json to_json(const JobConfig& j) {
           {"h", j.budget.h},          {"recent", j.budget.recent},
           {"frozen", j.budget.frozen}, {"min_gap", j.budget.min_gap},
           {"sinks", j.budget.sinks},  {"mode", j.budget.mode},
-          {"policy_seed", j.policy_seed}, {"max_new", j.max_new},
+          {"policy_seed", j.policy_seed}, {"scorer", j.scorer},
+          {"max_new", j.max_new},
           {"temperature", j.temperature}, {"top_p", j.top_p},
           {"rollouts", j.rollouts},   {"seed", j.seed},
           {"limit", j.limit},         {"samples", j.samples},
@@ -77,6 +78,7 @@ JobConfig job_from_json(const json& value, const std::string& where) {
   merged.at("sinks").get_to(j.budget.sinks);
   merged.at("mode").get_to(j.budget.mode);
   merged.at("policy_seed").get_to(j.policy_seed);
+  merged.at("scorer").get_to(j.scorer);
   merged.at("max_new").get_to(j.max_new);
   merged.at("temperature").get_to(j.temperature);
   merged.at("top_p").get_to(j.top_p);

@@ -35,6 +35,8 @@ struct JobConfig {
   std::string policy = "full";
   BudgetSpec budget;
   uint64_t policy_seed = 0;
+  std::string scorer;              // kvpop: learned scorer file (`kvbench train-scorer`); empty = untrained fallback;
+                                   // other policies drop it (resolve_job)
   int64_t max_new = 0;             // resolved from the task's defaults when 0
   double temperature = 0.0, top_p = 1.0;
   int64_t rollouts = 1;

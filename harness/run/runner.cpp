@@ -73,7 +73,7 @@ SampleResults run_sample(const JobConfig& job, const tasks::Task& task, const ta
                          const Model& model, const Tokenizer& tokenizer) {
   const EncodedPrompt prompt = encode_prompt(task.prompt(sample), tokenizer, job.prompt_mode == "chat");
   // A fresh policy per sample: results never depend on which samples ran before (resume, shards).
-  auto policy = make_policy(job.policy, {job.policy_seed});
+  auto policy = make_policy(job.policy, {job.policy_seed, false, job.scorer});
   GenerationSettings settings;
   settings.budget = resolve_budget(job.budget, *policy, prompt.system_tokens);
   settings.sampling = {job.temperature, job.top_p, 0, job.seed};
@@ -150,7 +150,9 @@ std::filesystem::path default_data_root() {
 
 JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root) {
   const auto task = tasks::make_task(job.task);
-  make_policy(job.policy);  // unknown names fail here, before a model is loaded
+  // A sweep's base may name a scorer for a grid of policies: only kvpop reads it, so the others drop it.
+  if (job.policy != "kvpop") job.scorer.clear();
+  make_policy(job.policy, {job.policy_seed, false, job.scorer});  // unknown names, bad scorers fail before a model loads
   if (job.prompt_mode != "raw" && job.prompt_mode != "chat")
     fail("prompt mode must be raw or chat (got \"{}\")", job.prompt_mode);
   const tasks::DecodingDefaults defaults = task->defaults();

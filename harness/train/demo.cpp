@@ -1,11 +1,11 @@
 #include "train/demo.h"
 
-#include <ATen/Parallel.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 
 #include "common/build_info.h"
+#include "engine/cpu_threads.h"
 #include "engine/generate.h"
 #include "model/checkpoint_writer.h"
 #include "model/random_model.h"
@@ -88,7 +88,7 @@ std::vector<TrainingExample> rare_fact_examples(const Tokenizer& tokenizer, cons
 }
 
 void train_demo(const std::filesystem::path& out, const DemoSettings& s) {
-  at::set_num_threads(static_cast<int>(s.threads));
+  set_cpu_threads(static_cast<int>(s.threads));
   const auto started = std::chrono::steady_clock::now();
   const std::vector<tasks::Sample> samples = training_samples(s);
   std::vector<std::string> corpus;

@@ -183,3 +183,36 @@ TEST_CASE("future-oracle keeps sinks, the window and each head's top-k by its ta
       CHECK(std::vector<int64_t>(kept.data_ptr<int64_t>(), kept.data_ptr<int64_t>() + kept.numel()) == expected);
     }
 }
+
+TEST_CASE("the registry's future-oracle learns the future from a full-cache run of the same prompt", "[kvpop][oracle]") {
+  const Model model = peaked_model(at::kFloat);
+  GenerationSettings settings;
+  settings.budget.J = 12;
+  settings.budget.h = 4;
+  settings.budget.sinks = 2;
+  settings.budget.recent = 3;
+  settings.max_new_tokens = 12;
+  // By hand: the full cache's continuation, its targets, then the oracle over that fixed table.
+  auto by_hand = [&](const std::vector<int64_t>& prompt) {
+    GenerationSettings full_settings = settings;
+    full_settings.budget.h = 1 << 30;
+    const GenerationResult future = generate(model, *make_policy("full"), prompt, full_settings);
+    std::vector<int64_t> ids = prompt;
+    ids.insert(ids.end(), future.rollouts[0].generated.begin(), future.rollouts[0].generated.end());
+    FutureMassSpec spec;
+    spec.window = settings.budget.recent;
+    return generate(model, *future_oracle_policy(future_oracle_targets(model, ids, spec)), prompt, settings);
+  };
+  const auto oracle = make_policy("future-oracle");
+  for (const int64_t stride : {5, 7}) {  // one policy instance, two prompts: each generation measures its own future
+    std::vector<int64_t> prompt;
+    for (int64_t i = 0; i < 30; ++i) prompt.push_back((i * stride + 3) % 19);
+    INFO("stride " << stride);
+    const GenerationResult expected = by_hand(prompt);
+    const GenerationResult actual = generate(model, *oracle, prompt, settings);
+    CHECK(actual.rollouts[0].generated == expected.rollouts[0].generated);
+    REQUIRE(actual.refreshes.size() == expected.refreshes.size());
+    for (size_t r = 0; r < actual.refreshes.size(); ++r)
+      CHECK(at::equal(actual.refreshes[r].kept_positions, expected.refreshes[r].kept_positions));
+  }
+}

@@ -67,8 +67,6 @@ TEST_CASE("refresh invariants hold over random budgets, prompts and policies", "
   const Model model = Model::load(shared_dir() / "models/tiny-qwen3");
   std::vector<std::string> policies = policy_names();
   policies.erase(std::find(policies.begin(), policies.end(), "full"));
-  // future-oracle needs a full-cache run first (generate_with_future_oracle; tested in test_kvpop_targets.cpp).
-  policies.erase(std::find(policies.begin(), policies.end(), "future-oracle"));
   std::mt19937 rng(2026);
   for (int trial = 0; trial < 60; ++trial) {
     const Trial t = random_trial(rng, policies);

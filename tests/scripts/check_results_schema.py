@@ -16,7 +16,7 @@ import numpy as np
 ROOT_STRINGS = ["kvbench_version", "git_commit", "config", "torch_version", "device", "dtype", "host",
                 "start_time", "end_time"]
 CONFIG_FIELDS = ["model", "task", "data", "prompt_mode", "policy", "J", "h", "recent", "frozen", "min_gap", "sinks",
-                 "mode", "policy_seed", "max_new", "temperature", "top_p", "rollouts", "seed", "limit", "samples",
+                 "mode", "policy_seed", "scorer", "max_new", "temperature", "top_p", "rollouts", "seed", "limit", "samples",
                  "device", "dtype"]
 SUMMARY = {"samples": "i", "rows": "i", "score": "f", "score_ci_low": "f", "score_ci_high": "f",
            "pred_none_rate": "f", "mean_generated_length": "f"}
