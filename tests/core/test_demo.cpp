@@ -1,5 +1,5 @@
 // The demo model: its training is bit-for-bit reproducible, its training sequences weight the
-// answer, and the committed checkpoint (models/kvbench-demo) loads and recalls held-out facts.
+// answer, and the committed checkpoint (models/kvbench-demo) loads and answers in the trained form.
 #include "torch_catch.h"
 
 #include <ATen/Parallel.h>
