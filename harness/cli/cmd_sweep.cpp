@@ -106,14 +106,17 @@ std::vector<std::filesystem::path> results_files(const std::vector<std::string>&
 void merge_file(const std::filesystem::path& from, const std::filesystem::path& out_dir,
                 std::map<std::string, std::string>& merged_configs) {
   const std::string name = from.filename().string();
-  const std::string config = read_run_info(from).config_json;  // also checks it is a results file
+  auto job_of = [](const std::filesystem::path& file) {  // also checks it is a results file
+    return current_form(json::parse(read_run_info(file).config_json)).dump();
+  };
+  const std::string config = job_of(from);
   const auto seen = merged_configs.find(name);
   if (seen != merged_configs.end()) {
     if (seen->second != config) fail("{}: a different job with the same file name was already merged", from.string());
     return;  // the same job from two shards (e.g. rerun): keep one
   }
   const std::filesystem::path to = out_dir / name;
-  if (std::filesystem::exists(to) && read_run_info(to).config_json != config)
+  if (std::filesystem::exists(to) && job_of(to) != config)
     fail("{} already holds a different job than {}", to.string(), from.string());
   if (!std::filesystem::exists(to) || !std::filesystem::equivalent(from, to)) {
     const std::filesystem::path aside = to.string() + ".tmp";

@@ -91,6 +91,14 @@ JobConfig job_from_json(const json& value, const std::string& where) {
   return j;
 }
 
+json current_form(const json& recorded) {
+  try {
+    return to_json(job_from_json(recorded, "recorded config"));
+  } catch (const Error&) {
+    return recorded;
+  }
+}
+
 std::string job_label(const JobConfig& j, const std::vector<std::string>& extra_fields) {
   const std::string model = std::filesystem::path(j.model).filename().string();
   std::string label = fmt::format("{}__{}__{}__J{}__h{}__s{}__r{}", model.empty() ? j.model : model, j.task, j.policy,

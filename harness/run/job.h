@@ -51,6 +51,11 @@ json to_json(const JobConfig& job);
 // Throws kvbench::Error naming `where` and the field on unknown or ill-typed fields.
 JobConfig job_from_json(const json& value, const std::string& where);
 
+// A config recorded by an earlier kvbench (results file, journal) in today's form: fields it lacks (written
+// before they existed) take their defaults, so old files still match the job they ran. Unreadable
+// configs come back unchanged (and so match nothing).
+json current_form(const json& recorded);
+
 // A file-name-safe label, e.g. "stories260K__rare-fact__tova__J32__h8__s0__r1"; each of `extra_fields`
 // (job field names, e.g. a sweep's other grid axes) adds "__field=value".
 std::string job_label(const JobConfig& job, const std::vector<std::string>& extra_fields = {});

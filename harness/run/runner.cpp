@@ -182,7 +182,7 @@ OutputState check_output(const std::filesystem::path& out, const JobConfig& job,
   } catch (const std::exception& e) {
     fail("{} exists and is not a kvbench results file ({}); pass --force to replace it", out.string(), e.what());
   }
-  if (existing != to_json(job))
+  if (current_form(existing) != to_json(job))
     fail("{} holds results of a different job (its config: {}); use another --out or pass --force to replace it",
          out.string(), existing.dump());
   return OutputState::Complete;

@@ -25,6 +25,17 @@ kvbench run "${job[@]}" --policy counter-causal --out "$work/a.h5" 2> "$work/err
 grep -q "complete" "$work/err" || fail "rerun did not report the complete output"
 expect_error "holds results of a different job" kvbench run "${job[@]}" --policy sliding --out "$work/a.h5"
 [[ "$(md5sum < "$work/a.h5")" == "$before" ]] || fail "output changed by a refused run"
+# A file written before a config field existed (here: without "scorer") still names the same job;
+# a field this kvbench does not know makes it a different one.
+cp "$work/a.h5" "$work/old.h5"
+edit_config() {  # edit_config FILE PYTHON-STATEMENT-ON-c
+  /usr/bin/python3 -c "import h5py,json,sys; f=h5py.File(sys.argv[1],'r+'); c=json.loads(f.attrs['config']); $2; f.attrs['config']=json.dumps(c)" "$1"
+}
+edit_config "$work/old.h5" "del c['scorer']"
+kvbench run "${job[@]}" --policy counter-causal --out "$work/old.h5" 2> "$work/err" > /dev/null
+grep -q "complete" "$work/err" || fail "a config without a newer field was not recognised as the same job"
+edit_config "$work/old.h5" "c['colour'] = 1"
+expect_error "holds results of a different job" kvbench run "${job[@]}" --policy counter-causal --out "$work/old.h5"
 kvbench run "${job[@]}" --policy sliding --out "$work/a.h5" --force > /dev/null
 /usr/bin/python3 -c "import h5py,json,sys; assert json.loads(h5py.File(sys.argv[1])['/'].attrs['config'])['policy']=='sliding'" "$work/a.h5"
 
