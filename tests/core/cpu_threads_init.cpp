@@ -1,5 +1,5 @@
-// The core tests run with the same CPU threads as kvbench itself: libtorch's default, BLAS aligned to it
-// (engine/cpu_threads.h), so no idle BLAS worker spins beside the tests.
+// CTest runs test processes side by side: BLAS gets as many threads as libtorch (engine/cpu_threads.h),
+// so no idle BLAS worker spins beside the other tests.
 #include <ATen/Parallel.h>
 
 #include "engine/cpu_threads.h"
