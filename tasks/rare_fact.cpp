@@ -188,6 +188,15 @@ class RareFact : public Task {
     return grade;
   }
 
+  std::vector<std::string> key_texts(const Sample& sample) const override {
+    std::vector<std::string> facts;
+    const auto& lockers = sample.record.at("lockers");
+    const auto& codes = sample.record.at("answers");
+    for (size_t f = 0; f < lockers.size() && f < codes.size(); ++f)
+      facts.push_back(fact_sentence(lockers[f].get<int>(), codes[f].get<std::string>()));
+    return facts;
+  }
+
   DecodingDefaults defaults() const override { return {/*max_new_tokens=*/32}; }
 };
 

@@ -55,6 +55,9 @@ class Task {
   virtual bool should_stop(std::string_view generated) const { return false; }
   // Reads only sample.id and sample.record, so `kvbench grade` can re-grade stored records.
   virtual Grade grade(const Sample& sample, std::string_view output) const = 0;
+  // Passages of the prompt the answer depends on (rare-fact: its fact sentences); runs record how much
+  // of them the cache still held when generation began. Empty: the task names none.
+  virtual std::vector<std::string> key_texts(const Sample& sample) const { return {}; }
   virtual DecodingDefaults defaults() const = 0;
 };
 

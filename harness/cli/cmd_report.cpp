@@ -24,6 +24,7 @@ std::vector<Table> build_tables(const std::string& name, const std::vector<JobRe
   if (name == "policies") return policy_model_tables(jobs);
   if (name == "aime") return {aime_table(jobs)};
   if (name == "accuracy-vs-j") return accuracy_vs_j_tables(jobs);
+  if (name == "key-retention") return key_retention_tables(jobs);
   if (name == "latency") return {latency_table(jobs)};
   if (name == "paired") return {paired_table(jobs)};
   fail("unknown table \"{}\"", name);
@@ -83,6 +84,8 @@ void add_report_command(CLI::App& app) {
       "  policies       paper Table 2: rows policies, columns models, one fixed J and h (one table per task)\n"
       "  aime           paper Table 3: columns policies, a pass@1 row and a pred=None row per model × task\n"
       "  accuracy-vs-j  rows policies, columns J (Fig. 2/5 data), one table per model × task\n"
+      "  key-retention  the same layout: share of the task's key passages (rare-fact: the facts) still\n"
+      "                 cached when generation began — whether a policy kept the fact, apart from its use\n"
       "  latency        refresh latency (scoring, compaction) by cache size n (Table 1)\n"
       "  paired         every pair of policies on the same samples and seeds: paired bootstrap CI, sign test\n"
       "Seeds are pooled: a CI resamples (seed, sample) units, each the mean over its rollouts.\n"
@@ -91,8 +94,8 @@ void add_report_command(CLI::App& app) {
       "  kvbench report results/demo/*.h5 --table accuracy-vs-j --table paired --format latex\n"
       "  kvbench report results/demo/*.h5 --table paired --J 64 --policy counter-causal --policy sliding");
   cmd->add_option("files", o->files, "Results files (.h5)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--table", o->tables, "overview, policies, aime, accuracy-vs-j, latency, paired")
-      ->check(CLI::IsMember({"overview", "policies", "aime", "accuracy-vs-j", "latency", "paired"}))
+  cmd->add_option("--table", o->tables, "overview, policies, aime, accuracy-vs-j, key-retention, latency, paired")
+      ->check(CLI::IsMember({"overview", "policies", "aime", "accuracy-vs-j", "key-retention", "latency", "paired"}))
       ->capture_default_str();
   cmd->add_option("--format", o->format, "md, csv or latex")->check(CLI::IsMember({"md", "csv", "latex"}))
       ->capture_default_str();

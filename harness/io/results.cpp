@@ -1,6 +1,8 @@
 #include "io/results.h"
 
+#include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "common/error.h"
@@ -63,7 +65,8 @@ const Fields<ResultRow> kRowFields = {{{"sample_id", &ResultRow::sample_id},
                                        {"peak_cache_size", &ResultRow::peak_cache_size}},
                                       {{"score", &ResultRow::score},
                                        {"wall_seconds", &ResultRow::wall_seconds},
-                                       {"mean_cache_size", &ResultRow::mean_cache_size}},
+                                       {"mean_cache_size", &ResultRow::mean_cache_size},
+                                       {"key_retention", &ResultRow::key_retention}},
                                       {{"generated_ids", &ResultRow::generated_ids}}};
 
 const Fields<RefreshTrace> kTraceFields = {{{"phase", &RefreshTrace::phase}},
@@ -104,13 +107,22 @@ void write_columns(const h5::Location& at, const std::vector<T>& items, const Fi
   });
 }
 
+// Float columns added after the first schema-1 files: files written before them read NaN.
+const std::set<std::string> kAddedInSchema1 = {"key_retention"};
+
 // `count` items from the group's columns.
 template <class T>
 std::vector<T> read_columns(const h5::Location& at, size_t count, const Fields<T>& fields) {
   std::vector<T> items(count);
   for_each_field(fields, [&](const char* name, auto member) {
-    std::vector<std::decay_t<decltype(items.front().*member)>> values;
-    h5::read_column(at, name, values);
+    using Value = std::decay_t<decltype(items.front().*member)>;
+    std::vector<Value> values;
+    bool stored = true;
+    if constexpr (std::is_same_v<Value, double>) {
+      stored = !kAddedInSchema1.count(name) || h5::has_object(at, name);
+      if (!stored) values.assign(count, std::numeric_limits<double>::quiet_NaN());
+    }
+    if (stored) h5::read_column(at, name, values);
     if (values.size() != count) fail("{}/{}: {} values, expected {}", at.where, name, values.size(), count);
     for (size_t i = 0; i < count; ++i) items[i].*member = std::move(values[i]);
   });
@@ -120,14 +132,28 @@ std::vector<T> read_columns(const h5::Location& at, size_t count, const Fields<T
 template <class T>
 json fields_to_json(const T& value, const Fields<T>& fields) {
   json out;
-  for_each_field(fields, [&](const char* name, auto member) { out[name] = value.*member; });
+  for_each_field(fields, [&](const char* name, auto member) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(value.*member)>, double>)
+      if (std::isnan(value.*member)) {  // JSON has no NaN: null, read back as NaN (fields_from_json)
+        out[name] = nullptr;
+        return;
+      }
+    out[name] = value.*member;
+  });
   return out;
 }
 
 template <class T>
 T fields_from_json(const json& in, const Fields<T>& fields) {
   T value;
-  for_each_field(fields, [&](const char* name, auto member) { in.at(name).get_to(value.*member); });
+  for_each_field(fields, [&](const char* name, auto member) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(value.*member)>, double>)
+      if (in.at(name).is_null()) {
+        value.*member = std::numeric_limits<double>::quiet_NaN();
+        return;
+      }
+    in.at(name).get_to(value.*member);
+  });
   return value;
 }
 

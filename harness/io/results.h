@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -28,6 +29,9 @@ struct ResultRow {  // one sample × rollout
   int64_t refresh_count = 0;
   double mean_cache_size = 0.0;
   int64_t peak_cache_size = 0;
+  // Fraction of the task's key passages in the cache when generation began (run/key_retention.h);
+  // NaN when the task names none.
+  double key_retention = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct RefreshTrace {  // one refresh as seen by one row

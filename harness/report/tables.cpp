@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <cmath>
 #include <set>
 #include <tuple>
 
@@ -43,6 +44,15 @@ double pred_none_rate(const std::vector<const JobResults*>& group) {
   for (const JobResults* job : group)
     for (const auto& row : job->results.rows) none.push_back(row.pred ? 0.0 : 1.0);
   return mean(none);
+}
+
+// Mean key retention over the rows that have one (run/key_retention.h); "–" when none has.
+std::string key_retention_cell(const std::vector<const JobResults*>& group) {
+  std::vector<double> values;
+  for (const JobResults* job : group)
+    for (const auto& row : job->results.rows)
+      if (!std::isnan(row.key_retention)) values.push_back(row.key_retention);
+  return values.empty() ? "–" : fmt::format("{:.3f}", mean(values));
 }
 
 // Jobs grouped by a key, keys in order of first appearance (files are given in a meaningful order).
@@ -201,30 +211,42 @@ Table aime_table(const std::vector<JobResults>& jobs) {
   return table;
 }
 
-std::vector<Table> accuracy_vs_j_tables(const std::vector<JobResults>& jobs) {
+namespace {
+// Rows policies, columns J, one table per model × task; `cell` summarises the jobs of one cell.
+template <class Cell>
+std::vector<Table> by_j_tables(const std::vector<JobResults>& jobs, const std::string& what, Cell cell) {
   std::vector<Table> tables;
   using Key = std::pair<std::string, std::string>;
   for (const auto& [key, group] : group_by<Key>(jobs, [](const JobResults& j) { return Key{j.model, j.task}; })) {
     std::set<int64_t> Js;
     for (const JobResults* job : group) Js.insert(job->J);
-    Table table{fmt::format("{} on {}: score vs J", key.first, key.second), {"policy"}, {}};
+    Table table{fmt::format("{} on {}: {} vs J", key.first, key.second, what), {"policy"}, {}};
     for (int64_t J : Js) table.header.push_back(fmt::format("J={}", J));
     std::vector<JobResults> of_key;
     for (const JobResults* job : group) of_key.push_back(*job);
     for (const auto& [policy, rows] : group_by<std::string>(of_key, [](const JobResults& j) { return j.policy; })) {
       std::vector<std::string> row = {policy};
       for (int64_t J : Js) {
-        const auto cell = select(rows, [&](const JobResults& j) { return j.J == J; });
+        const auto jobs_at_j = select(rows, [&](const JobResults& j) { return j.J == J; });
         std::set<int64_t> hs;
-        for (const JobResults* job : cell) hs.insert(job->h);
+        for (const JobResults* job : jobs_at_j) hs.insert(job->h);
         if (hs.size() > 1) fail("policy {} at J={} was run with several h values: add --h (e.g. --h J/4)", policy, J);
-        row.push_back(score_cell(cell));
+        row.push_back(cell(jobs_at_j));
       }
       table.rows.push_back(row);
     }
     tables.push_back(table);
   }
   return tables;
+}
+}  // namespace
+
+std::vector<Table> accuracy_vs_j_tables(const std::vector<JobResults>& jobs) {
+  return by_j_tables(jobs, "score", score_cell);
+}
+
+std::vector<Table> key_retention_tables(const std::vector<JobResults>& jobs) {
+  return by_j_tables(jobs, "key-passage retention after prefill", key_retention_cell);
 }
 
 Table latency_table(const std::vector<JobResults>& jobs) {

@@ -41,6 +41,9 @@ std::vector<JobResults> filter_jobs(const std::vector<JobResults>& jobs, const T
 std::vector<Table> policy_model_tables(const std::vector<JobResults>& jobs);  // one per task
 Table aime_table(const std::vector<JobResults>& jobs);
 std::vector<Table> accuracy_vs_j_tables(const std::vector<JobResults>& jobs);  // one per model × task
+// The same layout, cells = mean fraction of the task's key passages (rare-fact: the facts) in the cache
+// when generation began.
+std::vector<Table> key_retention_tables(const std::vector<JobResults>& jobs);
 Table latency_table(const std::vector<JobResults>& jobs);
 Table paired_table(const std::vector<JobResults>& jobs);
 Table overview_table(const std::vector<JobResults>& jobs);  // one row per file

@@ -102,7 +102,7 @@ Journal Journal::open(const std::filesystem::path& path, const json& config, boo
                                                             {"start_time", utc_timestamp()}});
   Journal journal(path, open_for_append(path), "", {});  // locked before reading: nobody appends meanwhile
   Contents contents = read_journal(path);
-  if (current_form(contents.header.value("config", json())) != config)
+  if (current_form(contents.header.value("config", json())) != current_form(config))
     fail("{}: an unfinished run of a different config is here (its config: {}); use another --out or pass --force",
          path.string(), contents.header.value("config", json()).dump());
   std::filesystem::resize_file(path, contents.valid_bytes);

@@ -10,6 +10,7 @@
 #include "common/error.h"
 #include "engine/generate.h"
 #include "run/journal.h"
+#include "run/key_retention.h"
 #include "run/progress.h"
 #include "tokenizer/utf8.h"
 
@@ -89,6 +90,7 @@ SampleResults run_sample(const JobConfig& job, const tasks::Task& task, const ta
   } catch (const Error& e) {
     fail("sample {}: {}", sample.id, e.what());
   }
+  const std::vector<int64_t> keys = key_positions(prompt.ids, tokenizer, task.key_texts(sample));
   SampleResults out;
   for (int64_t b = 0; b < job.rollouts; ++b) {
     const RolloutResult& rollout = result.rollouts[b];
@@ -108,6 +110,7 @@ SampleResults run_sample(const JobConfig& job, const tasks::Task& task, const ta
     row.refresh_count = static_cast<int64_t>(result.refreshes.size());
     row.mean_cache_size = result.mean_cache_size;
     row.peak_cache_size = result.peak_cache_size;
+    row.key_retention = key_retention(result, b, keys);
     out.rows.push_back(std::move(row));
     for (const auto& record : result.refreshes) out.refreshes.push_back(trace_of(record, b));
   }

@@ -22,7 +22,7 @@ SUMMARY = {"samples": "i", "rows": "i", "score": "f", "score_ci_low": "f", "scor
            "pred_none_rate": "f", "mean_generated_length": "f"}
 ROWS = {"sample_id": "str", "rollout": "i", "seed": "i", "prompt_length": "i", "generated_ids": "vlen",
         "generated_length": "i", "stop_reason": "str", "output": "str", "pred": "str", "pred_none": "i",
-        "gold": "str", "score": "f", "wall_seconds": "f", "refresh_count": "i", "mean_cache_size": "f",
+        "gold": "str", "score": "f", "wall_seconds": "f", "refresh_count": "i", "mean_cache_size": "f", "key_retention": "f",
         "peak_cache_size": "i"}
 REFRESHES = {"row": "i", "phase": "str", "step": "i", "processed": "i", "size_before": "i", "size_after": "i",
              "layers": "i", "kv_heads": "i", "kept_positions": "vlen", "scoring_ms": "f", "compaction_ms": "f"}
@@ -85,6 +85,7 @@ def main(path, expected_rollouts, granularity):
         assert rows["score"][i] == expected, (rows["output"][i], gold, rows["score"][i])
         assert rows["peak_cache_size"][i] >= rows["mean_cache_size"][i] > 0
         assert rows["wall_seconds"][i] > 0
+        assert 0 <= rows["key_retention"][i] <= 1, rows["key_retention"][i]  # rare-fact names its facts
     for sample, indices in per_sample.items():
         assert [rows["rollout"][i] for i in indices] == list(range(expected_rollouts)), sample
         assert indices == list(range(indices[0], indices[0] + expected_rollouts)), "rollouts not consecutive"

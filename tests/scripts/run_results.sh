@@ -39,6 +39,21 @@ expect_error "holds results of a different job" kvbench run "${job[@]}" --policy
 kvbench run "${job[@]}" --policy sliding --out "$work/a.h5" --force > /dev/null
 /usr/bin/python3 -c "import h5py,json,sys; assert json.loads(h5py.File(sys.argv[1])['/'].attrs['config'])['policy']=='sliding'" "$work/a.h5"
 
+# Key retention (the fact's tokens in the cache when generation began), by construction of the story:
+# a fact at the very start is gone from a 64-token sliding window, one right before the question stays,
+# and the full cache holds everything.
+retention() {  # retention POSITION POLICY: the rows' key_retention values
+  kvbench run --model "$model" --task rare-fact --data "rare-fact:seed=4,samples=2,words=150,facts=1,positions=$1" \
+    --policy "$2" --J 64 --max-new 2 --quiet --out "$work/kr_$1_$2.h5" > /dev/null
+  /usr/bin/python3 -c "import h5py,sys; print(' '.join(f'{v:g}' for v in h5py.File(sys.argv[1])['rows/key_retention'][:]))" \
+    "$work/kr_$1_$2.h5"
+}
+[[ "$(retention 0 sliding)" == "0 0" ]] || fail "an early fact survived a sliding window: $(retention 0 sliding)"
+[[ "$(retention 1 sliding)" == "1 1" ]] || fail "a fact right before the question left a sliding window: $(retention 1 sliding)"
+[[ "$(retention 0 full)" == "1 1" ]] || fail "the full cache lost a fact: $(retention 0 full)"
+kvbench report "$work"/kr_0_*.h5 --table key-retention > "$work/kr_table"
+grep -q "| sliding | 0.000 |" "$work/kr_table" || { cat "$work/kr_table"; fail "key-retention table"; }
+
 # Bad input: names the problem, writes nothing.
 expect_error 'unknown task "no-such-task"' kvbench run --model "$model" --task no-such-task --J 8 --out "$work/x.h5"
 expect_error 'unknown policy "no-such-policy"' kvbench run --model "$model" --task rare-fact --policy no-such-policy --J 8 --out "$work/x.h5"
