@@ -6,6 +6,7 @@ namespace kvbench {
 
 std::vector<int64_t> key_positions(const std::vector<int64_t>& prompt, const Tokenizer& tokenizer,
                                    const std::vector<std::string>& keys) {
+  if (keys.empty()) return {};
   const std::string text = tokenizer.decode(prompt);
   // Characters decoded from the first n tokens; grows with n, so token spans are found by bisection.
   auto decoded_length = [&](size_t n) {
