@@ -5,17 +5,11 @@
 #include "tasks/csv.h"
 #include "tasks/jsonl.h"
 #include "tasks/zip.h"
+#include "task_test_util.h"
 #include "test_support.h"
 
 using kvbench::tasks::CsvTable;
-
-namespace {
-std::filesystem::path write_temp(const std::string& name, const std::string& text) {
-  auto path = std::filesystem::temp_directory_path() / name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
-}  // namespace
+using kvbench::testing::write_temp;
 
 TEST_CASE("read_jsonl skips blank lines and keeps line numbers", "[tasks][jsonl]") {
   auto path = write_temp("kvbench_ok.jsonl", "{\"a\": 1}\n\n{\"a\": 2}\r\n");

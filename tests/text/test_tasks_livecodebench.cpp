@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "tasks/graders/code_tests.h"
 #include "tasks/livecodebench.h"
+#include "task_test_util.h"
 #include "test_support.h"
 
 using kvbench::graders::extract_python_program;
@@ -18,6 +19,7 @@ using kvbench::graders::stdout_matches;
 using kvbench::tasks::LiveCodeBenchOptions;
 using kvbench::tasks::LiveCodeBenchTask;
 using kvbench::tasks::Sample;
+using kvbench::testing::write_temp;
 
 namespace {
 
@@ -38,12 +40,6 @@ Sample fixture_sample(const std::string& question_id) {
 }
 
 std::string answer(const std::string& program) { return "Here is my solution.\n```python\n" + program + "```\n"; }
-
-std::filesystem::path write_temp(const std::string& name, const std::string& text) {
-  auto path = std::filesystem::temp_directory_path() / name;
-  std::ofstream(path) << text;
-  return path;
-}
 
 }  // namespace
 

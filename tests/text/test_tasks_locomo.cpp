@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "tasks/task.h"
+#include "task_test_util.h"
 #include "test_support.h"
 
 using namespace kvbench::tasks;
@@ -131,17 +132,7 @@ TEST_CASE("locomo grade: per-category rules on the first non-blank line", "[task
 TEST_CASE("locomo: bad input names the file and the record", "[tasks][locomo]") {
   auto task = make_task("locomo");
   const auto load_error = [&](const std::string& name, const std::string& text) {
-    const auto path = std::filesystem::temp_directory_path() / name;
-    std::ofstream(path) << text;
-    std::string message;
-    try {
-      task->load(path);
-    } catch (const kvbench::Error& e) {
-      message = e.what();
-    }
-    std::filesystem::remove(path);
-    CHECK_THAT(message, Catch::Contains(path.string()));
-    return message;
+    return kvbench::testing::load_error(*task, name, text);
   };
   const std::string ok = conversation_with_qa(R"({"question": "Q?", "answer": "A", "category": 4})");
   CHECK_THAT(load_error("kvbench_locomo_category.json", conversation_with_qa(R"({"question": "Q?", "answer": "A"})")),

@@ -3,18 +3,14 @@
 
 #include "common/error.h"
 #include "tasks/task.h"
+#include "task_test_util.h"
 #include "test_support.h"
 
 using kvbench::tasks::make_task;
+using kvbench::testing::write_temp;
 
 namespace {
 std::filesystem::path fixture() { return kvbench::testing::source_dir() / "tests/data/longhealth_fixture.json"; }
-
-std::filesystem::path write_temp(const std::string& name, const std::string& text) {
-  auto path = std::filesystem::temp_directory_path() / name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
-}
 
 // One patient with one question; `question` is spliced in as the question object.
 std::string one_patient(const std::string& question) {

@@ -5,20 +5,16 @@
 
 #include "common/error.h"
 #include "tasks/task.h"
+#include "task_test_util.h"
 #include "test_support.h"
 
 using kvbench::tasks::make_task;
+using kvbench::testing::write_temp;
 using kvbench::tasks::Sample;
 
 namespace {
 std::vector<Sample> load_shared(const std::string& task, const std::string& relative) {
   return make_task(task)->load(kvbench::testing::shared_dir() / "datasets" / relative);
-}
-
-std::filesystem::path write_temp(const std::string& name, const std::string& text) {
-  auto path = std::filesystem::temp_directory_path() / name;
-  std::ofstream(path, std::ios::binary) << text;
-  return path;
 }
 }  // namespace
 

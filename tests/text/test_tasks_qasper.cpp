@@ -10,9 +10,11 @@
 #include "common/error.h"
 #include "common/json_file.h"
 #include "tasks/task.h"
+#include "task_test_util.h"
 #include "test_support.h"
 
 using namespace kvbench::tasks;
+using namespace kvbench::testing;
 
 namespace {
 
@@ -34,12 +36,6 @@ const Sample& sample_with_id(const std::vector<Sample>& samples, const std::stri
 bool starts_with(const std::string& text, const std::string& prefix) { return text.rfind(prefix, 0) == 0; }
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::filesystem::path write_temp(const std::string& name, const std::string& text) {
-  auto path = std::filesystem::temp_directory_path() / name;
-  std::ofstream(path) << text;
-  return path;
 }
 
 // A minimal paper in the official format, with `qa` as its only question.
@@ -189,16 +185,7 @@ TEST_CASE("qasper: bad input names the file and the record", "[tasks][qasper]") 
   const std::string good_answer =
       R"({"answer": {"unanswerable": false, "extractive_spans": [], "yes_no": true, "free_form_answer": ""}})";
   const auto load_error = [&](const std::string& name, const std::string& text) {
-    const auto path = write_temp(name, text);
-    std::string message;
-    try {
-      task->load(path);
-    } catch (const kvbench::Error& e) {
-      message = e.what();
-    }
-    std::filesystem::remove(path);
-    CHECK_THAT(message, Catch::Contains(path.string()));
-    return message;
+    return kvbench::testing::load_error(*task, name, text);
   };
 
   const std::string ok = paper_with_question(R"({"question": "Q?", "question_id": "q1", "answers": [)" + good_answer + "]}");
