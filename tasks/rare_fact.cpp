@@ -222,6 +222,10 @@ RareFactSpec parse_rare_fact_spec(const std::string& text) {
   if (!spec.positions.empty() && static_cast<int>(spec.positions.size()) != spec.facts)
     fail("rare-fact spec \"{}\": {} positions for {} facts", text, spec.positions.size(), spec.facts);
   if (spec.facts > 99) fail("rare-fact spec \"{}\": at most 99 facts (lockers 1..99)", text);
+  // Generated in memory before the run: bound the total text, not each factor alone.
+  constexpr std::int64_t kMaxTotalWords = 100'000'000;
+  if (std::int64_t{spec.samples} * spec.words > kMaxTotalWords)
+    fail("rare-fact spec \"{}\": samples × words must be at most {}", text, kMaxTotalWords);
   return spec;
 }
 

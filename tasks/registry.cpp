@@ -1,6 +1,8 @@
 #include <functional>
 #include <map>
 
+#include <spdlog/spdlog.h>
+
 #include "common/error.h"
 #include "tasks/task.h"
 
@@ -49,6 +51,15 @@ std::unique_ptr<Task> make_task(const std::string& name) {
     fail("unknown task \"{}\" (known: {})", name, known);
   }
   return it->second();
+}
+
+Grade grade_total(const Task& task, const Sample& sample, std::string_view output, std::string_view where) {
+  try {
+    return task.grade(sample, output);
+  } catch (const std::exception& e) {  // kvbench::Error, a json type error, a bad_alloc: the row, not the run
+    spdlog::warn("{}: cannot grade ({}); scored 0", where, e.what());
+    return Grade{std::nullopt, 0.0, {{"grading_error", e.what()}}};
+  }
 }
 
 std::vector<std::string> task_names() {

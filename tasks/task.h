@@ -61,6 +61,11 @@ class Task {
   virtual DecodingDefaults defaults() const = 0;
 };
 
+// Grades without ever throwing, so one bad row never costs a run or a grade file the others: a row the
+// grader cannot grade (a malformed gold record, a number no parser takes) is scored 0 with pred=None,
+// details.grading_error, and a warning naming `where` (the line or sample).
+Grade grade_total(const Task& task, const Sample& sample, std::string_view output, std::string_view where);
+
 // Registry (tasks/registry.cpp): one line per task.
 std::unique_ptr<Task> make_task(const std::string& name);  // throws kvbench::Error for unknown names
 std::vector<std::string> task_names();

@@ -3,6 +3,7 @@
 // (e.g. `answer`). Output: the same lines plus `pred` (null when nothing was extracted), `score` and
 // `pred_none` (and `details` when the grader gives any). A summary line goes to stderr.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <fstream>
 #include <iostream>
@@ -24,16 +25,17 @@ struct GradeOptions {
 };
 
 tasks::json graded_line(const tasks::Task& task, const tasks::JsonlLine& line) {
-  const std::string output = tasks::string_field(line.value, "pred_raw", line.location);
   tasks::Sample sample;
-  sample.id = line.value.contains("id") ? tasks::string_field(line.value, "id", line.location) : line.location;
+  sample.id = line.location;
   sample.record = line.value;
-  tasks::Grade grade;
-  try {
-    grade = task.grade(sample, output);
-  } catch (const std::exception& e) {  // kvbench::Error or a json type error: name the line either way
-    fail("{}: {}", line.location, e.what());
-  }
+  const auto id = line.value.find("id");
+  if (id != line.value.end() && id->is_string()) sample.id = id->get<std::string>();
+  const auto output = line.value.find("pred_raw");
+  tasks::Grade grade{std::nullopt, 0.0, {{"grading_error", "no string field \"pred_raw\""}}};
+  if (output != line.value.end() && output->is_string())
+    grade = tasks::grade_total(task, sample, output->get<std::string>(), line.location);
+  else
+    spdlog::warn("{}: no string field \"pred_raw\"; scored 0", line.location);
   tasks::json result = line.value;
   result["pred"] = grade.pred ? tasks::json(*grade.pred) : tasks::json(nullptr);
   result["score"] = grade.score;

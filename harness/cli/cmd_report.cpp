@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "common/error.h"
+#include "io/hdf5.h"
 #include "report/tables.h"
 
 namespace kvbench::cli {
@@ -105,11 +106,18 @@ void add_report_command(CLI::App& app) {
   cmd->callback([o] { report_command(*o); });
 
   auto file = std::make_shared<std::string>();
+  auto reseal = std::make_shared<bool>(false);
   CLI::App* inspect = app.add_subcommand(
       "inspect", "Summarise one results file: provenance, config, score, stop reasons, refreshes, first rows.\n"
+                 "Every file kvbench writes carries a checksum (its seal); a file that no longer matches it is\n"
+                 "refused as truncated or corrupted. After a deliberate edit (e.g. with h5py), --reseal accepts it.\n"
                  "Example: kvbench inspect results/demo/stories260K__rare-fact__tova__J64__h16__s0__r1.h5");
   inspect->add_option("file", *file, "Results file (.h5)")->required()->check(CLI::ExistingFile);
-  inspect->callback([file] { inspect_command(*file); });
+  inspect->add_flag("--reseal", *reseal, "Accept the file's current contents: write a new checksum, then summarise");
+  inspect->callback([file, reseal] {
+    if (*reseal) h5::seal(*file);
+    inspect_command(*file);
+  });
 }
 
 }  // namespace kvbench::cli

@@ -63,6 +63,7 @@ void run_jobs(const SweepOptions& o, const std::vector<SweepJob>& jobs) {
       loaded_key = key;
     }
     const RunOutcome outcome = run_job(entry.job, entry.out, loaded->model, loaded->tokenizer, {o.force, !o.quiet, label});
+    if (outcome.resumed > 0) fmt::print(stderr, "{}: resumed, {} samples were already finished\n", label, outcome.resumed);
     std::cout << summary_line(entry.label, outcome.summary) << std::endl;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

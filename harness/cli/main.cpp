@@ -1,4 +1,5 @@
 // kvbench: KV-cache eviction research harness. Subcommands are defined in cli/cmd_*.cpp.
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -24,6 +25,8 @@ int main(int argc, char** argv) {
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
     if (threads > 0) kvbench::set_cpu_threads(threads);
   });
+  // Logs go to stderr: stdout carries results (graded JSONL, tables) that a log line must not corrupt.
+  spdlog::set_default_logger(spdlog::stderr_color_mt("kvbench"));
   spdlog::set_pattern("[%H:%M:%S %^%l%$] %v");
 
   kvbench::cli::add_generate_command(app);

@@ -1,6 +1,7 @@
 #include "engine/sampler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <vector>
 
@@ -17,8 +18,10 @@ int64_t Sampler::next(const at::Tensor& logits) {
   std::vector<int64_t> order(V);
   std::iota(order.begin(), order.end(), 0);
   const int64_t k = params_.top_k > 0 ? std::min(params_.top_k, V) : V;
+  // NaN (an overflowed 16-bit forward) ranks last: std::partial_sort needs a strict weak order.
+  auto value = [&](int64_t i) { return std::isnan(data[i]) ? -HUGE_VAL : data[i]; };
   std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
-    return data[a] > data[b] || (data[a] == data[b] && a < b);
+    return value(a) > value(b) || (value(a) == value(b) && a < b);
   });
   order.resize(k);
   std::vector<double> probs(k);

@@ -1,5 +1,14 @@
 #include "io/hdf5.h"
 
+#include <zlib.h>
+
+#include <array>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <optional>
+
 #include "common/error.h"
 
 namespace kvbench::h5 {
@@ -69,6 +78,13 @@ OpenDataset open_dataset(const Location& at, const std::string& name, H5T_class_
   if (H5Sget_simple_extent_ndims(d.space.id()) != 1) fail("{}: expected a 1-D dataset", path_of(at, name));
   hsize_t dims[1] = {0};
   H5Sget_simple_extent_dims(d.space.id(), dims, nullptr);
+  // Every element kvbench writes takes at least a byte of the file: a larger count is a damaged
+  // dataspace, refused before a vector of that size is allocated.
+  Handle file(H5Iget_file_id(d.dataset.id()), H5Fclose);
+  hsize_t file_bytes = 0;
+  check(H5Fget_filesize(file.id(), &file_bytes), fmt::format("{}: cannot read the file size", path_of(at, name)));
+  if (dims[0] > file_bytes)
+    fail("{}: {} elements in a file of {} bytes (damaged dataspace)", path_of(at, name), dims[0], file_bytes);
   d.count = dims[0];
   return d;
 }
@@ -106,7 +122,84 @@ T read_numeric_attribute(const Location& at, const std::string& name, H5T_class_
   return value;
 }
 
+// ---- The seal in the user block ----
+
+constexpr hsize_t kUserBlock = 512;  // the smallest user block HDF5 allows
+constexpr char kSealMagic[] = "kvbench-seal v1";
+
+struct Seal {
+  uint32_t crc = 0;
+  uint64_t bytes = 0;
+};
+
+// CRC-32 and length of the file from the end of the user block on.
+Seal body_seal(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in.seekg(kUserBlock)) fail("{}: cannot read", path.string());
+  Seal seal;
+  seal.crc = static_cast<uint32_t>(crc32(0L, Z_NULL, 0));
+  std::vector<char> chunk(1 << 20);
+  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+    seal.crc = static_cast<uint32_t>(
+        crc32(seal.crc, reinterpret_cast<const Bytef*>(chunk.data()), static_cast<uInt>(in.gcount())));
+    seal.bytes += static_cast<uint64_t>(in.gcount());
+  }
+  return seal;
+}
+
+// The seal recorded in the user block, if the file has one.
+std::optional<Seal> recorded_seal(const std::filesystem::path& path) {
+  std::array<char, 64> head{};
+  std::ifstream in(path, std::ios::binary);
+  in.read(head.data(), head.size() - 1);
+  if (std::strncmp(head.data(), kSealMagic, sizeof kSealMagic - 1) != 0) return std::nullopt;
+  Seal seal;
+  unsigned long long bytes = 0;
+  if (std::sscanf(head.data() + sizeof kSealMagic - 1, " crc32=%" SCNx32 " bytes=%llu", &seal.crc, &bytes) != 2)
+    fail("{}: damaged seal in the file's user block", path.string());
+  seal.bytes = bytes;
+  return seal;
+}
+
+void verify_seal(const std::filesystem::path& path) {
+  const auto recorded = recorded_seal(path);
+  if (!recorded) return;
+  const Seal actual = body_seal(path);
+  const std::string reason =
+      actual.bytes != recorded->bytes
+          ? fmt::format("{} bytes after the user block, {} when written: truncated or edited", actual.bytes,
+                        recorded->bytes)
+          : "checksum mismatch: corrupted or edited";
+  if (actual.bytes != recorded->bytes || actual.crc != recorded->crc)
+    fail("{}: changed since kvbench wrote it ({}); rerun its job (the journal keeps finished samples) or restore "
+         "the file — after a deliberate edit, `kvbench inspect --reseal` accepts it",
+         path.string(), reason);
+}
+
+// The user block HDF5 reserved when the file was created (0 for files of other writers).
+hsize_t user_block_size(const std::filesystem::path& path) {
+  silence_hdf5_errors();
+  Handle file = checked(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
+                        fmt::format("{}: not a readable HDF5 file", path.string()));
+  Handle creation(H5Fget_create_plist(file.id()), H5Pclose);
+  hsize_t size = 0;
+  check(H5Pget_userblock(creation.id(), &size), fmt::format("{}: cannot read the user block size", path.string()));
+  return size;
+}
+
 }  // namespace
+
+void seal(const std::filesystem::path& path) {
+  if (user_block_size(path) < kUserBlock)
+    fail("{}: no user block to hold a seal (written by another program or an older kvbench); it is read unverified",
+         path.string());
+  const Seal seal = body_seal(path);
+  std::array<char, kUserBlock> block{};
+  std::snprintf(block.data(), block.size(), "%s crc32=%08" PRIx32 " bytes=%llu\n", kSealMagic, seal.crc,
+                static_cast<unsigned long long>(seal.bytes));
+  std::fstream file(path, std::ios::binary | std::ios::in | std::ios::out);
+  if (!file.write(block.data(), block.size())) fail("{}: cannot write the seal", path.string());
+}
 
 Handle& Handle::operator=(Handle&& other) noexcept {
   if (this != &other) {
@@ -124,7 +217,12 @@ Handle::~Handle() {
 
 Location create_file(const std::filesystem::path& path) {
   silence_hdf5_errors();
-  return {checked(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
+  Handle creation(H5Pcreate(H5P_FILE_CREATE), H5Pclose);
+  check(H5Pset_userblock(creation.id(), kUserBlock), "cannot reserve the HDF5 user block");
+  // Version-2 object headers and superblock carry HDF5's own metadata checksums too.
+  Handle access(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  check(H5Pset_libver_bounds(access.id(), H5F_LIBVER_V18, H5F_LIBVER_LATEST), "cannot set HDF5 format bounds");
+  return {checked(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, creation.id(), access.id()), H5Fclose,
                   fmt::format("{}: cannot create HDF5 file", path.string())),
           path.string() + ":"};
 }
@@ -132,6 +230,7 @@ Location create_file(const std::filesystem::path& path) {
 Location open_file(const std::filesystem::path& path) {
   silence_hdf5_errors();
   if (!std::filesystem::exists(path)) fail("{}: no such file", path.string());
+  verify_seal(path);
   return {checked(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose,
                   fmt::format("{}: not a readable HDF5 file", path.string())),
           path.string() + ":"};

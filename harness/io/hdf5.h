@@ -35,8 +35,13 @@ struct Location {
   std::string where;
 };
 
+// Files kvbench writes reserve HDF5's 512-byte user block for a seal: the CRC-32 and length of
+// everything after it, written by seal() once the file is closed and checked by open_file() before
+// HDF5 parses a byte. A truncated or corrupted file is then a clear error, never a crash or a hang
+// inside libhdf5. Files without a seal (older kvbench, other writers) are read as they are.
 Location create_file(const std::filesystem::path& path);  // truncates
-Location open_file(const std::filesystem::path& path);    // read-only
+void seal(const std::filesystem::path& path);              // after every handle of the file is closed
+Location open_file(const std::filesystem::path& path);    // read-only; a sealed file must match its seal
 Location create_group(const Location& parent, const std::string& name);
 Location open_group(const Location& parent, const std::string& name);
 bool has_object(const Location& parent, const std::string& name);

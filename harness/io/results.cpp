@@ -200,12 +200,15 @@ Summary summarize(const std::vector<ResultRow>& rows) {
 }
 
 void write_results(const std::filesystem::path& path, const Results& results) {
-  const h5::Location root = h5::create_file(path);
-  h5::write_attribute(root, "schema_version", kSchemaVersion);
-  write_attributes(root, results.info, kInfoFields);
-  write_attributes(h5::create_group(root, "summary"), results.summary, kSummaryFields);
-  write_rows(h5::create_group(root, "rows"), results.rows);
-  write_columns(h5::create_group(root, "refreshes"), results.refreshes, kTraceFields);
+  {
+    const h5::Location root = h5::create_file(path);
+    h5::write_attribute(root, "schema_version", kSchemaVersion);
+    write_attributes(root, results.info, kInfoFields);
+    write_attributes(h5::create_group(root, "summary"), results.summary, kSummaryFields);
+    write_rows(h5::create_group(root, "rows"), results.rows);
+    write_columns(h5::create_group(root, "refreshes"), results.refreshes, kTraceFields);
+  }  // closed: the seal covers the final bytes
+  h5::seal(path);
 }
 
 Results read_results(const std::filesystem::path& path) {

@@ -9,13 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace kvbench {
+#include "model/safetensors_header.h"
 
-struct TensorInfo {
-  std::string dtype;            // "F32", "BF16", "F16", ...
-  std::vector<int64_t> shape;
-  size_t begin = 0, end = 0;    // byte offsets into the data section
-};
+namespace kvbench {
 
 class SafetensorsFile {
  public:

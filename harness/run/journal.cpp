@@ -10,6 +10,8 @@
 #include <ctime>
 #include <fstream>
 
+#include <spdlog/spdlog.h>
+
 #include "common/error.h"
 #include "run/job.h"
 
@@ -61,6 +63,8 @@ struct Contents {
   std::uintmax_t valid_bytes = 0;  // everything after is a torn last line
 };
 
+// Lines up to the first that does not parse; that one and everything after it are a damaged tail (a kill
+// mid-write, a crash that left zeros): dropped with a warning, their samples run again.
 Contents read_journal(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   Contents contents;
@@ -70,18 +74,20 @@ Contents read_journal(const std::filesystem::path& path) {
     try {
       const json value = json::parse(line);
       if (number == 1) {
+        if (!value.is_object() || !value.contains("config")) throw std::invalid_argument("not a journal header");
         contents.header = value;
       } else {
         SampleResults sample = sample_from_json(value);
         contents.finished[sample.rows.front().sample_id] = std::move(sample);
       }
     } catch (const std::exception& e) {
-      fail("{}:{}: corrupt line in the run's work file ({}); delete the file or pass --force", path.string(), number,
-           e.what());
+      spdlog::warn("{}:{}: damaged line in the run's work file ({}); it and the lines after it are dropped and "
+                   "their samples run again",
+                   path.string(), number, std::string(e.what()).substr(0, 200));
+      break;
     }
     contents.valid_bytes += line.size() + 1;
   }
-  if (contents.header.is_null()) fail("{}: empty work file; delete it or pass --force", path.string());
   return contents;
 }
 
@@ -97,11 +103,15 @@ std::string utc_timestamp() {
 }
 
 Journal Journal::open(const std::filesystem::path& path, const json& config, bool force) {
+  const json header = {{"kvbench_journal", 1}, {"config", config}, {"start_time", utc_timestamp()}};
   if (std::filesystem::exists(path) && force) std::filesystem::remove(path);
-  if (!std::filesystem::exists(path)) create_journal(path, {{"kvbench_journal", 1}, {"config", config},
-                                                            {"start_time", utc_timestamp()}});
+  if (!std::filesystem::exists(path)) create_journal(path, header);
   Journal journal(path, open_for_append(path), "", {});  // locked before reading: nobody appends meanwhile
   Contents contents = read_journal(path);
+  if (contents.header.is_null()) {  // nothing readable, not even whose run it was: start it afresh
+    create_journal(path, header);
+    return Journal::open(path, config, false);
+  }
   if (current_form(contents.header.value("config", json())) != current_form(config))
     fail("{}: an unfinished run of a different config is here (its config: {}); use another --out or pass --force",
          path.string(), contents.header.value("config", json()).dump());

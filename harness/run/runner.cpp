@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <set>
 
 #include "common/build_info.h"
@@ -70,6 +71,24 @@ RefreshTrace trace_of(const RefreshRecord& record, int64_t rollout) {
   return t;
 }
 
+// The cache a sample's generation will hold at its largest, checked against this machine's memory before a
+// byte is allocated: an out-of-memory kill mid-sweep says nothing, this says which knob to turn.
+void check_cache_fits(const JobConfig& job, const Policy& policy, const CacheBudget& budget, const Model& model,
+                      int64_t prompt_tokens, const std::string& sample_id) {
+  if (job.device != "cpu") return;  // device memory is the device runtime's to report
+  const ModelConfig& c = model.config();
+  const int64_t longest = prompt_tokens + job.max_new;
+  const int64_t tokens = policy.evicts() ? std::min(longest, budget.frozen + budget.J + budget.h) : longest;
+  const int64_t element_bytes = job.dtype == "float32" ? 4 : 2;
+  const double bytes = 2.0 * static_cast<double>(c.num_layers * c.num_kv_heads * c.head_dim * element_bytes) *
+                       static_cast<double>(tokens) * static_cast<double>(job.rollouts);
+  const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  if (bytes > memory)
+    fail("sample {}: its KV cache would need {:.1f} GiB ({} tokens × {} rollouts), more than this machine's {:.1f} "
+         "GiB; lower max_new, rollouts or J",
+         sample_id, bytes / (1 << 30), tokens, job.rollouts, memory / (1 << 30));
+}
+
 SampleResults run_sample(const JobConfig& job, const tasks::Task& task, const tasks::Sample& sample,
                          const Model& model, const Tokenizer& tokenizer) {
   const EncodedPrompt prompt = encode_prompt(task.prompt(sample), tokenizer, job.prompt_mode == "chat");
@@ -81,6 +100,7 @@ SampleResults run_sample(const JobConfig& job, const tasks::Task& task, const ta
   settings.max_new_tokens = job.max_new;
   settings.rollouts = job.rollouts;
   settings.eos_ids = tokenizer.eos_ids();
+  check_cache_fits(job, *policy, settings.budget, model, static_cast<int64_t>(prompt.ids.size()), sample.id);
   const StopCheck stop = [&](int64_t, const std::vector<int64_t>& generated) {
     return task.should_stop(tokenizer.decode(generated));
   };
@@ -102,7 +122,7 @@ SampleResults run_sample(const JobConfig& job, const tasks::Task& task, const ta
     row.generated_ids = rollout.generated;
     row.stop_reason = rollout.stop_reason;
     row.output = utf8::repair(tokenizer.decode(rollout.generated));
-    const tasks::Grade grade = task.grade(sample, row.output);
+    const tasks::Grade grade = tasks::grade_total(task, sample, row.output, fmt::format("sample {}", sample.id));
     row.pred = grade.pred;
     row.score = grade.score;
     row.gold = sample.record.dump();
@@ -151,6 +171,32 @@ std::filesystem::path default_data_root() {
   return std::filesystem::exists("../shared/datasets") ? "../shared/datasets" : "datasets";
 }
 
+namespace {
+
+// Sizes from a config are bounded before anything is allocated or run: a typo (J = 10^12, 10^9 rollouts)
+// gets a message, not an out-of-memory kill or a run that never ends.
+constexpr int64_t kMaxTokens = int64_t{1} << 24;  // 16.7 M: past any model's context
+constexpr int64_t kMaxRollouts = 4096;
+
+void check_range(const char* field, int64_t value, int64_t low, int64_t high) {
+  if (value < low || value > high) fail("{} must be in {}..{} (got {})", field, low, high, value);
+}
+
+void check_bounds(const JobConfig& job) {
+  check_range("J", job.budget.J, 0, kMaxTokens);
+  check_range("h", job.budget.h, 0, kMaxTokens);
+  check_range("recent", job.budget.recent, -1, kMaxTokens);
+  check_range("min_gap", job.budget.min_gap, 0, kMaxTokens);
+  check_range("sinks", job.budget.sinks, 0, kMaxTokens);
+  check_range("max_new", job.max_new, 1, kMaxTokens);
+  check_range("rollouts", job.rollouts, 1, kMaxRollouts);
+  if (!std::isfinite(job.temperature) || job.temperature > 100)
+    fail("temperature must be in 0..100 (got {})", job.temperature);
+  if (!(job.top_p >= 0 && job.top_p <= 1)) fail("top_p must be in 0..1 (got {})", job.top_p);
+}
+
+}  // namespace
+
 JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root) {
   const auto task = tasks::make_task(job.task);
   // A sweep's base may name a scorer for a grid of policies: only kvpop reads it, so the others drop it.
@@ -167,6 +213,7 @@ JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root) {
   // h = J/4 by default, written out so the results file and its name say what ran.
   if (job.budget.h == 0 && job.budget.J > 0) job.budget.h = std::max<int64_t>(job.budget.J / 4, 1);
   if (job.limit < 0) fail("limit must not be negative (got {})", job.limit);
+  check_bounds(job);
   return job;
 }
 

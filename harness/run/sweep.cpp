@@ -29,12 +29,21 @@ json resolve_h(const json& h, int64_t J, const std::string& where) {
   fail("{}: field \"h\" must be a number or a ratio of J like \"J/4\" (got \"{}\")", where, text);
 }
 
+// More jobs than any cluster queue takes is a typo in the grid, not a sweep to start expanding.
+constexpr std::size_t kMaxJobs = 100000;
+
 // Every combination of the grid's values, the last key varying fastest.
 std::vector<json> cross_product(const json& grid, const std::string& where) {
-  std::vector<json> combos = {json::object()};
+  std::size_t count = 1;
   for (const auto& [key, values] : grid.items()) {
     if (!values.is_array() || values.empty())
       fail("{}: grid field \"{}\" must be a non-empty list of values", where, key);
+    if (values.size() > kMaxJobs / count)
+      fail("{}: the grid expands to more than {} jobs; split the sweep into several configs", where, kMaxJobs);
+    count *= values.size();
+  }
+  std::vector<json> combos = {json::object()};
+  for (const auto& [key, values] : grid.items()) {
     std::vector<json> next;
     for (const auto& combo : combos)
       for (const auto& value : values) {
@@ -81,7 +90,14 @@ Sweep load_sweep(const std::filesystem::path& path, const std::filesystem::path&
     merged.update(fields);
     const json J = merged.value("J", json(0));
     if (merged.contains("h")) merged["h"] = resolve_h(merged["h"], J.is_number_integer() ? J.get<int64_t>() : 0, where);
-    const JobConfig job = resolve_job(job_from_json(merged, where), data_root);
+    JobConfig job;
+    try {
+      job = resolve_job(job_from_json(merged, where), data_root);
+    } catch (const Error& e) {  // resolve_job's messages name the field; say which file and job too
+      const std::string message = e.what();
+      if (message.rfind(where, 0) == 0) throw;
+      fail("{}: {}", where, message);
+    }
     SweepJob entry{job, job_label(job, extra_fields), {}};
     entry.out = sweep.output_dir / (entry.label + ".h5");
     if (labels.count(entry.label))

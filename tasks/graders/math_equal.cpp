@@ -26,6 +26,12 @@ constexpr double kRelativeTolerance = 1e-6;
 constexpr double kAbsoluteTolerance = 1e-12;  // rounding noise around zero: \sin\pi is 1.2e-16
 constexpr double kZeroTolerance = 1e-9;       // an equation's side this small is zero at that point
 
+// Answers longer than this are compared byte for byte, not parsed: no gold answer comes close (MATH500's
+// longest is 53 bytes), and it bounds the time and nesting a degenerate generation can cost the grader.
+constexpr std::size_t kMaxParsedAnswer = 1024;
+// "a \pm b \pm c ..." expands to 2^k items; past this many signs the item stays as written.
+constexpr int kMaxPlusMinus = 4;
+
 bool values_close(Value a, Value b) {
   bool a_finite = std::isfinite(a.real()) && std::isfinite(a.imag());
   bool b_finite = std::isfinite(b.real()) && std::isfinite(b.imag());
@@ -134,6 +140,13 @@ Answer with_items(Answer::Kind kind, std::vector<std::string> items, char open =
   return answer;
 }
 
+int count_plus_minus(const std::string& item) {
+  int count = 0;
+  for (std::string_view sign : {"\\pm", "\\mp"})
+    for (std::size_t at = item.find(sign); at != std::string::npos; at = item.find(sign, at + 1)) ++count;
+  return count;
+}
+
 // "a \pm b" becomes a+b and a-b (each \pm or \mp once, left to right).
 std::vector<std::string> expand_plus_minus(const std::string& item) {
   for (std::string_view sign : {"\\pm", "\\mp"}) {
@@ -151,7 +164,11 @@ std::vector<std::string> expand_plus_minus(const std::string& item) {
 std::vector<std::string> list_items(std::string_view text) {
   std::vector<std::string> items;
   for (const std::string& item : split_top_level(text, ","))
-    for (std::string& expanded : expand_plus_minus(item)) items.push_back(std::move(expanded));
+    if (count_plus_minus(item) > kMaxPlusMinus) {
+      items.push_back(item);
+    } else {
+      for (std::string& expanded : expand_plus_minus(item)) items.push_back(std::move(expanded));
+    }
   return items;
 }
 
@@ -262,6 +279,7 @@ std::string canonical_integer(std::string_view text) {
 }  // namespace
 
 bool math_equal(std::string_view prediction, std::string_view gold) {
+  if (prediction.size() > kMaxParsedAnswer || gold.size() > kMaxParsedAnswer) return prediction == gold;
   std::string pred = clean_math_answer(prediction), answer = clean_math_answer(gold);
   if (pred.empty() || answer.empty()) return false;
   if (strip_variable_prefix(pred) == strip_variable_prefix(answer)) return true;
@@ -271,6 +289,7 @@ bool math_equal(std::string_view prediction, std::string_view gold) {
 }
 
 bool integer_equal(std::string_view prediction, std::string_view gold) {
+  if (prediction.size() > kMaxParsedAnswer || gold.size() > kMaxParsedAnswer) return prediction == gold;
   std::string pred = normalize_math_answer(prediction), answer = normalize_math_answer(gold);
   if (!is_integer_text(pred) || !is_integer_text(answer)) return false;
   return canonical_integer(pred) == canonical_integer(answer);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
 #include "tasks/graders/math_internal.h"
@@ -42,6 +43,13 @@ const std::set<std::string>& greek_letters() {
 }
 
 struct ParseFailure {};
+
+// Nesting deeper than any real answer fails the parse (the text is then compared as text): recursion
+// depth must never follow the input (\boxed{((((...} from a degenerate generation).
+constexpr int kMaxNesting = 64;
+
+// strtod, not std::stod: a 400-digit integer is a huge value, not an exception escaping the grader.
+double to_double(const std::string& digits) { return std::strtod(digits.c_str(), nullptr); }
 
 Expr make(Op op, std::vector<Expr> args = {}, std::string name = {}, Value value = {}) {
   return std::make_shared<const ExprNode>(ExprNode{op, value, std::move(name), std::move(args)});
@@ -114,7 +122,25 @@ class Parser {
   }
   bool accept_symbol(std::string_view s) { return accept(Token::Symbol, s); }
 
+  // Counts one level of the recursive descent for as long as it lives.
+  class Nesting {
+   public:
+    explicit Nesting(int& depth) : depth_(depth) {
+      if (++depth_ > kMaxNesting) throw ParseFailure{};
+    }
+    ~Nesting() { --depth_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+
+   private:
+    int& depth_;
+  };
+
+  // Every cycle of the grammar passes through parse_sum (groups), parse_primary (commands such as
+  // \frac\frac..., \sin\sin...), parse_signed (sign chains) or parse_exponent (exponent chains), so
+  // guarding these four bounds the depth.
   Expr parse_sum() {
+    Nesting nesting(depth_);
     Expr lhs = parse_product();
     while (true) {
       if (accept_symbol("+")) {
@@ -143,6 +169,7 @@ class Parser {
   }
 
   Expr parse_signed() {
+    Nesting nesting(depth_);
     if (accept_symbol("-")) return make(Op::Negate, {parse_signed()});
     if (accept_symbol("+")) return parse_signed();
     return parse_power();
@@ -156,6 +183,7 @@ class Parser {
 
   // A superscript: a braced group, a signed exponent, or one atom (the whole number in 2^10).
   Expr parse_exponent() {
+    Nesting nesting(depth_);
     if (accept_symbol("-")) return make(Op::Negate, {parse_exponent()});
     return parse_postfix();
   }
@@ -210,6 +238,7 @@ class Parser {
   }
 
   Expr parse_primary() {
+    Nesting nesting(depth_);
     Token token = next();
     switch (token.kind) {
       case Token::Number:
@@ -238,12 +267,12 @@ class Parser {
   // A plain integer, or a mixed number: 1\frac{4}{5} is 9/5 by the MATH dataset's convention.
   Expr number(const Token& token) {
     if (peek().is(Token::Symbol, "_")) throw ParseFailure{};  // 52_8: a base-8 numeral, compared as text
-    Value value = std::stod(token.text);
+    Value value = to_double(token.text);
     bool integer = token.text.find('.') == std::string::npos;
     if (integer && peek().is(Token::Command, "\\frac") && peek(1).is(Token::Symbol, "{") &&
         peek(2).kind == Token::Number && peek(3).is(Token::Symbol, "}") && peek(4).is(Token::Symbol, "{") &&
         peek(5).kind == Token::Number && peek(6).is(Token::Symbol, "}")) {
-      double numerator = std::stod(peek(2).text), denominator = std::stod(peek(5).text);
+      double numerator = to_double(peek(2).text), denominator = to_double(peek(5).text);
       if (numerator < denominator) {
         pos_ += 7;
         return constant(value + numerator / denominator);
@@ -316,6 +345,7 @@ class Parser {
 
   std::vector<Token> tokens_;
   std::size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 bool is_real(Value v) { return v.imag() == 0.0; }

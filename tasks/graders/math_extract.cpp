@@ -1,5 +1,6 @@
 // Finding the answer in a model's output: the last \boxed{...}, else "the answer is ...".
 #include <cctype>
+#include <vector>
 
 #include "tasks/graders/math.h"
 #include "tasks/graders/math_internal.h"
@@ -19,34 +20,54 @@ std::string trim(std::string_view text) {
   return std::string(text.substr(begin, end - begin));
 }
 
+// The '}' closing each '{' (npos when unclosed), found in one pass with a stack, by the same rules as
+// matching_brace: calling that once per box is quadratic on the thousands of unclosed "\boxed{" that a
+// degenerate generation repeats.
+std::vector<std::size_t> closing_braces(std::string_view text) {
+  std::vector<std::size_t> closing(text.size(), std::string_view::npos), open;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      ++i;  // escaped character (or the second half of \\) is text
+    } else if (text[i] == '{') {
+      open.push_back(i);
+    } else if (text[i] == '}' && !open.empty()) {
+      closing[open.back()] = i;
+      open.pop_back();
+    }
+  }
+  return closing;
+}
+
 // Content of the box whose command ends at `after`: "{...}" with matched braces, or "\boxed 5" up to
 // the next space or '$'. nullopt while incomplete; unless the text is `final`, a braceless answer
 // running to the end of the text is incomplete too (the generation may still extend it).
-std::optional<std::string> box_content(std::string_view text, std::size_t after, bool final) {
+std::optional<std::string_view> box_content(std::string_view text, const std::vector<std::size_t>& closing,
+                                            std::size_t after, bool final) {
   if (after < text.size() && text[after] == '{') {
-    std::size_t close = matching_brace(text, after);
+    const std::size_t close = closing[after];
     if (close == std::string_view::npos) return std::nullopt;
-    return trim(text.substr(after + 1, close - after - 1));
+    return text.substr(after + 1, close - after - 1);
   }
   if (after >= text.size() || text[after] != ' ') return std::nullopt;  // "\boxeds" is another word
   std::size_t begin = text.find_first_not_of(' ', after);
   if (begin == std::string_view::npos) return std::nullopt;
   std::size_t end = text.find_first_of(" \n$", begin);
   if (end == std::string_view::npos && !final) return std::nullopt;
-  return std::string(text.substr(begin, end - begin));
+  return text.substr(begin, end - begin);
 }
 
 struct Box {
   std::size_t position;
-  std::string content;
+  std::string_view content;  // a view: nested boxes would otherwise copy the text once per level
 };
 
 std::optional<Box> last_complete_box(std::string_view text, bool final) {
+  const std::vector<std::size_t> closing = closing_braces(text);
   std::optional<Box> last;
   for (std::string_view command : kBoxCommands) {
     for (std::size_t at = text.find(command); at != std::string_view::npos; at = text.find(command, at + 1)) {
       if (last && at < last->position) continue;
-      if (auto content = box_content(text, at + command.size(), final)) last = Box{at, std::move(*content)};
+      if (auto content = box_content(text, closing, at + command.size(), final)) last = Box{at, *content};
     }
   }
   return last;
@@ -86,7 +107,7 @@ std::optional<std::string> answer_phrase(std::string_view text) {
 std::optional<std::string> last_boxed(std::string_view text) {
   auto box = last_complete_box(text, /*final=*/true);
   if (!box) return std::nullopt;
-  return std::move(box->content);
+  return trim(box->content);
 }
 
 bool has_complete_boxed(std::string_view text) { return last_complete_box(text, /*final=*/false).has_value(); }

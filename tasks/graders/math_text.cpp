@@ -62,8 +62,10 @@ std::vector<std::pair<std::size_t, std::size_t>> Regex::find_all(std::string_vie
   std::vector<std::pair<std::size_t, std::size_t>> spans;
   MatchData match(code_);
   std::size_t start = 0;
-  while (start <= text.size() &&
-         pcre2_match(code_, as_pcre(text), text.size(), start, 0, match.data, nullptr) >= 0) {
+  // PCRE2 validates the whole subject's UTF-8 on every call unless told not to: once is enough (the
+  // first call fails on invalid input), or a text with many matches costs quadratic time.
+  while (start <= text.size() && pcre2_match(code_, as_pcre(text), text.size(), start,
+                                             start == 0 ? 0 : PCRE2_NO_UTF_CHECK, match.data, nullptr) >= 0) {
     PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.data);
     spans.emplace_back(ovector[0], ovector[1]);
     start = ovector[1] > ovector[0] ? ovector[1] : ovector[1] + 1;

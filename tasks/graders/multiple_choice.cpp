@@ -30,8 +30,9 @@ class LetterPattern {
     std::optional<char> last;
     PCRE2_SIZE offset = 0;
     while (offset <= text.size()) {
-      int rc = pcre2_match(code_.get(), reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), offset, 0,
-                           match.get(), nullptr);
+      // UTF-8 is validated by the first call only: checking the whole text at every match is quadratic.
+      int rc = pcre2_match(code_.get(), reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), offset,
+                           offset == 0 ? 0 : PCRE2_NO_UTF_CHECK, match.get(), nullptr);
       if (rc < 2) break;  // no match (or no capture)
       const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.get());
       last = text[ovector[2]];

@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <random>
 
 #include "common/error.h"
 #include "io/results.h"
@@ -108,4 +110,68 @@ TEST_CASE("sign test and bootstrap: hand-derived values", "[run_io]") {
   CHECK(paired.mean_difference == 0.5);
   CHECK(paired.sign_test_p == Approx(0.5));  // 2 · C(2,0) / 2^2
   CHECK_THROWS_AS(kvbench::compare_paired({1}, {1, 0}), kvbench::Error);
+}
+
+TEST_CASE("results file: every truncation and flipped byte is a clean error or the same results", "[run_io][hostile]") {
+  const auto dir = fresh_dir("corrupt");
+  kvbench::Results results;
+  results.info = {"0.1.0", "abc", R"({"J":8})", "1.13.0", "cpu", "float32", "host", "t0", "t1"};
+  results.rows = sample("a", 1.0).rows;
+  results.refreshes = sample("a", 1.0).refreshes;
+  results.summary = kvbench::summarize(results.rows);
+  kvbench::write_results(dir / "r.h5", results);
+  std::ifstream in(dir / "r.h5", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto damaged = dir / "damaged.h5";
+  // Read back: a kvbench::Error naming the file, or (a flip in unused bytes) exactly the results written.
+  auto read_damaged = [&](const std::string& contents, const std::string& what) {
+    INFO(what);
+    std::ofstream(damaged, std::ios::binary | std::ios::trunc) << contents;
+    try {
+      const kvbench::Results back = kvbench::read_results(damaged);
+      CHECK(kvbench::to_json(back.rows[0]) == kvbench::to_json(results.rows[0]));
+    } catch (const kvbench::Error& e) {
+      CHECK_THAT(e.what(), Catch::Contains(damaged.string()));
+    }
+  };
+  for (size_t size : {size_t{0}, size_t{8}, size_t{511}, size_t{512}, size_t{600}, bytes.size() / 2, bytes.size() - 1})
+    read_damaged(bytes.substr(0, size), "truncated to " + std::to_string(size));
+  std::mt19937 rng(12);
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string flipped = bytes;
+    const size_t at = rng() % bytes.size();
+    flipped[at] = static_cast<char>(flipped[at] ^ (1 + rng() % 255));
+    read_damaged(flipped, "byte " + std::to_string(at) + " flipped");
+  }
+  // Every flip past the user block breaks the seal.
+  std::string flipped = bytes;
+  flipped[bytes.size() - 3] ^= 1;
+  std::ofstream(damaged, std::ios::binary | std::ios::trunc) << flipped;
+  CHECK_THROWS_WITH(kvbench::read_results(damaged), Catch::Contains("checksum mismatch"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("journal: a damaged tail is dropped, every sample finished before it is kept", "[run_io][hostile]") {
+  const auto dir = fresh_dir("journal_damaged");
+  const auto path = dir / "out.h5.partial.jsonl";
+  const kvbench::json config = {{"J", 8}};
+  for (const std::string tail : {std::string("{\"rows\": [{\"sample_id\": 7\n"), std::string(100, '\0') + "\n",
+                                 std::string("not json\n{\"rows\":[],\"refreshes\":[]}\n")}) {
+    {
+      auto journal = kvbench::Journal::open(path, config, true);
+      journal.append(sample("a", 1.0));
+      journal.append(sample("b", 0.0));
+    }
+    std::ofstream(path, std::ios::app | std::ios::binary) << tail;
+    {
+      auto journal = kvbench::Journal::open(path, config, false);
+      CHECK(journal.finished().size() == 2);
+      journal.append(sample("c", 1.0));
+    }
+    CHECK(kvbench::Journal::open(path, config, false).finished().size() == 3);
+  }
+  // A damaged header: whose run it was is unknown, so the run starts afresh.
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << "{\"kvbench_jour\n";
+  CHECK(kvbench::Journal::open(path, config, false).finished().empty());
+  std::filesystem::remove_all(dir);
 }

@@ -29,12 +29,33 @@ grep -q "n=2 mean_score=0.5000 pred_none_rate=0.0000" "$work/gpqa.err" || fail "
 printf '%s\n' '{"answers": ["4821"], "lockers": [17], "pred_raw": "The code for locker 17 is 4821."}' > "$work/rare.jsonl"
 bash -c "'$KVBENCH' grade --task rare-fact --input '$work/rare.jsonl' 2>/dev/null | grep -q '\"pred\":\"4821\"'" || fail "rare-fact"
 
-# --- Errors name the file and line.
-printf '%s\n' '{"answer": "1", "pred_raw": "\\boxed{1}"}' '{"pred_raw": "\\boxed{1}"}' > "$work/missing.jsonl"
-expect_error 'missing.jsonl:2: .*"answer"' kvbench grade --task math500 --input "$work/missing.jsonl"
-printf '%s\n' '{"answer": "1"}' > "$work/nopred.jsonl"
-expect_error 'nopred.jsonl:1: missing field "pred_raw"' kvbench grade --task math500 --input "$work/nopred.jsonl"
+# --- A row that cannot be graded (no gold, no pred_raw) is scored 0 with a warning naming its line;
+# the other rows and the file still complete.
+printf '%s\n' '{"answer": "1", "pred_raw": "\\boxed{1}"}' '{"pred_raw": "\\boxed{1}"}' '{"answer": "1"}' > "$work/partial.jsonl"
+"$KVBENCH" grade --task math500 --input "$work/partial.jsonl" > "$work/partial.out" 2> "$work/partial.err" || { cat "$work/partial.err"; fail "one ungradable row failed the file"; }
+grep -q 'partial.jsonl:2: cannot grade (.*"answer"' "$work/partial.err" || { cat "$work/partial.err"; fail "no warning naming line 2"; }
+grep -q 'partial.jsonl:3: no string field "pred_raw"' "$work/partial.err" || { cat "$work/partial.err"; fail "no warning naming line 3"; }
+python3 - "$work/partial.out" <<'PY' || fail "ungradable rows"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["score"] for r in rows] == [1.0, 0.0, 0.0], rows
+assert "grading_error" not in rows[0].get("details", {}) and all("grading_error" in r["details"] for r in rows[1:]), rows
+assert rows[1]["pred_none"] and rows[2]["pred"] is None, rows
+PY
+# --- The rows that crashed or aborted `kvbench grade` (issue 12): thousands of open parentheses, a
+# 10^5-term sum, a 5000-digit factorial; each is scored, and so is the ordinary row after them.
+python3 - "$work/hostile.jsonl" <<'PY'
+import json, sys
+rows = ["\\boxed{" + "(" * 100000 + "}", "\\boxed{" + "1+" * 100000 + "1}", "\\boxed{" + "9" * 5000 + "!}",
+        "\\boxed{" * 100000, "\\boxed{7}"]
+with open(sys.argv[1], "w") as f:
+    for i, pred in enumerate(rows): f.write(json.dumps({"id": str(i), "answer": "7", "pred_raw": pred}) + "\n")
+PY
+"$KVBENCH" grade --task math500 --input "$work/hostile.jsonl" --output "$work/hostile.out" 2> "$work/hostile.err" || { cat "$work/hostile.err"; fail "hostile predictions failed the grade"; }
+grep -q "n=5 mean_score=0.2000" "$work/hostile.err" || { cat "$work/hostile.err"; fail "hostile rows not scored"; }
+# A file that is not JSON Lines is an error naming its line, and nothing is written.
 printf '%s\n%s' '{"answer": "1", "pred_raw": "x"}' '{"answer": "1", "pred_r' > "$work/truncated.jsonl"
-expect_error "truncated.jsonl:2: malformed JSON" kvbench grade --task math500 --input "$work/truncated.jsonl"
+expect_error "truncated.jsonl:2: malformed JSON" kvbench grade --task math500 --input "$work/truncated.jsonl" --output "$work/truncated.out"
+[[ ! -e "$work/truncated.out" ]] || fail "a failed grade left an output file"
 expect_error 'unknown task "no-such-task"' kvbench grade --task no-such-task --input "$work/math.jsonl"
 echo "grade_cli: all checks passed"

@@ -28,9 +28,13 @@ expect_error "holds results of a different job" kvbench run "${job[@]}" --policy
 # A file written before a config field existed (here: without "scorer") still names the same job;
 # a field this kvbench does not know makes it a different one.
 cp "$work/a.h5" "$work/old.h5"
-edit_config() {  # edit_config FILE PYTHON-STATEMENT-ON-c
+edit_config() {  # edit_config FILE PYTHON-STATEMENT-ON-c: an edit with h5py, then accepted (--reseal)
   /usr/bin/python3 -c "import h5py,json,sys; f=h5py.File(sys.argv[1],'r+'); c=json.loads(f.attrs['config']); $2; f.attrs['config']=json.dumps(c)" "$1"
+  kvbench inspect --reseal "$1" > /dev/null
 }
+# An edit breaks the file's seal: refused as corrupted until accepted.
+/usr/bin/python3 -c "import h5py,sys; f=h5py.File(sys.argv[1],'r+'); f.attrs['host']='elsewhere'" "$work/old.h5"
+expect_error "changed since kvbench wrote it" kvbench inspect "$work/old.h5"
 edit_config "$work/old.h5" "del c['scorer']"
 kvbench run "${job[@]}" --policy counter-causal --out "$work/old.h5" 2> "$work/err" > /dev/null
 grep -q "complete" "$work/err" || fail "a config without a newer field was not recognised as the same job"

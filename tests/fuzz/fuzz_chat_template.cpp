@@ -1,0 +1,16 @@
+// tokenizer_config.json's chat_template text (any bytes), recognised and rendered.
+#include "fuzz_support.h"
+#include "tokenizer/chat_template.h"
+
+using namespace kvbench;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const auto [template_text, content] = fuzz::split(fuzz::text(data, size));
+  fuzz::expect_clean([&] {
+    const ChatTemplate chat(std::string(template_text), "<s>");
+    const Conversation messages = {{"system", "Be brief."}, {"user", std::string(content)}};
+    (void)chat.render(messages, true, false);
+    (void)chat.render(messages, false, true);
+  });
+  return 0;
+}
