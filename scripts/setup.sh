@@ -9,6 +9,7 @@ packages=(
   libhdf5-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev libspdlog-dev
   libpcre2-dev libsentencepiece-dev libzip-dev libstemmer-dev
   bubblewrap python3 python3-numpy python3-h5py python3-matplotlib
+  slurm-wlm munge   # tests/scripts/slurm_cluster.sh starts a private single-node cluster
 )
 missing=()
 for p in "${packages[@]}"; do
