@@ -16,12 +16,13 @@ cat > "$work/sweep.json" <<JSON
           "max_new": 48, "temperature": 0.8},
  "grid": {"policy": ["counter-causal", "sliding"], "J": [16, 32]}}
 JSON
-kvbench sweep --config "$work/sweep.json" --out-dir "$work/reference" --quiet > /dev/null 2>&1
+kvbench sweep --config "$work/sweep.json" --out-dir "$work/reference" --quiet > "$work/reference.log" 2>&1 \
+  || { cat "$work/reference.log"; fail "the unsharded sweep failed"; }
 
 # emit NAME: the sweep's SLURM script (2 array tasks of 2 jobs) writing to $work/NAME.
 emit() {
   kvbench sweep --config "$work/sweep.json" --out-dir "$work/$1" --emit-slurm "$work/$1.sbatch" --slurm-shards 2 \
-    --sbatch "--time=00:10:00" 2> /dev/null
+    --sbatch "--time=00:10:00"
 }
 # expect_states JOB STATES: the array tasks' final states (see task_states).
 expect_states() {
@@ -44,7 +45,8 @@ merged_equals_reference whole
 # 2. Array task 0 cancelled once a sample of it is in a job's work file (run/journal.h), then resubmitted alone.
 emit killed
 mapfile -t task0 < <(kvbench sweep --config "$work/sweep.json" --out-dir "$work/killed" --shard 0/2 --dry-run)
-journal_samples() { [[ -f $1.partial.jsonl ]] && echo $(($(wc -l < "$1.partial.jsonl") - 1)) || echo 0; }  # line 1: header
+# journal_samples OUT: finished samples in OUT's work file (line 1 is a header; a torn last line does not count).
+journal_samples() { local lines; lines=$(cat "$1.partial.jsonl" 2> /dev/null | wc -l); echo $((lines ? lines - 1 : 0)); }
 task0_samples() { local out n=0; for out in "${task0[@]}"; do n=$((n + $(journal_samples "$out"))); done; echo "$n"; }
 task0_started() { (($(task0_samples) > 0)); }
 submit "$work/killed.sbatch"
