@@ -10,6 +10,7 @@ packages=(
   libpcre2-dev libsentencepiece-dev libzip-dev libstemmer-dev zlib1g-dev
   bubblewrap python3 python3-numpy python3-h5py python3-matplotlib
   clang libclang-rt-dev               # libFuzzer targets (tests/fuzz), built by scripts/test.sh
+  slurm-wlm munge                     # tests/scripts/slurm_cluster.sh starts a private single-node cluster
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -36,8 +36,13 @@ void write_text_file(const std::filesystem::path& path, const std::string& text)
 void emit_slurm(const SweepOptions& o, const Sweep& sweep) {
   const int64_t shards = o.slurm_shards > 0 ? o.slurm_shards : static_cast<int64_t>(sweep.jobs.size());
   const std::filesystem::path self = std::filesystem::canonical("/proc/self/exe");
-  write_text_file(o.emit_slurm, slurm_script(self, std::filesystem::absolute(o.config),
-                                             std::filesystem::absolute(sweep.output_dir), shards, o.sbatch));
+  const std::filesystem::path output_dir = std::filesystem::absolute(sweep.output_dir);
+  // SLURM opens each task's log (#SBATCH --output, in the output directory) before the script runs.
+  std::error_code error;
+  std::filesystem::create_directories(output_dir, error);
+  if (error) fail("{}: cannot create the output directory ({})", output_dir.string(), error.message());
+  write_text_file(o.emit_slurm, slurm_script(self, std::filesystem::absolute(o.config), output_dir, o.data_root,
+                                             shards, o.sbatch));
   fmt::print(stderr, "wrote {}: {} jobs in {} array tasks; submit with `sbatch {}`\n", o.emit_slurm, sweep.jobs.size(),
              shards, o.emit_slurm);
 }
@@ -63,7 +68,8 @@ void run_jobs(const SweepOptions& o, const std::vector<SweepJob>& jobs) {
       loaded_key = key;
     }
     const RunOutcome outcome = run_job(entry.job, entry.out, loaded->model, loaded->tokenizer, {o.force, !o.quiet, label});
-    if (outcome.resumed > 0) fmt::print(stderr, "{}: resumed, {} samples were already finished\n", label, outcome.resumed);
+    if (outcome.resumed > 0)
+      fmt::print(stderr, "{}: resumed, {} samples were already finished\n", label, outcome.resumed);
     std::cout << summary_line(entry.label, outcome.summary) << std::endl;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -129,9 +129,17 @@ std::vector<SweepJob> shard_jobs(const std::vector<SweepJob>& jobs, const Shard&
   return mine;
 }
 
+namespace {
+std::string shell_quote(const std::string& text) {
+  std::string quoted = "'";
+  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+}  // namespace
+
 std::string slurm_script(const std::filesystem::path& kvbench, const std::filesystem::path& config,
-                         const std::filesystem::path& output_dir, int64_t shards,
-                         const std::vector<std::string>& sbatch_lines) {
+                         const std::filesystem::path& output_dir, const std::filesystem::path& data_root,
+                         int64_t shards, const std::vector<std::string>& sbatch_lines) {
   std::string script = "#!/bin/bash\n# Written by `kvbench sweep --emit-slurm`: one sweep shard per array task.\n"
                        "# Submit with: sbatch THIS_FILE   (then: kvbench report " +
                        output_dir.string() + "/*.h5)\n";
@@ -140,9 +148,12 @@ std::string slurm_script(const std::filesystem::path& kvbench, const std::filesy
   script += fmt::format("#SBATCH --output={}/slurm-%A_%a.log\n", output_dir.string());
   for (const auto& line : sbatch_lines) script += "#SBATCH " + line + "\n";
   script += "set -euo pipefail\n";
-  script += fmt::format("cd '{}'\n", std::filesystem::current_path().string());
-  script += fmt::format("'{}' sweep --config '{}' --out-dir '{}' --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\"\n",
-                        kvbench.string(), config.string(), output_dir.string(), shards);
+  script += fmt::format("cd {}\n", shell_quote(std::filesystem::current_path().string()));
+  // As many threads as CPUs allocated to the task (1 unless --cpus-per-task), not one per core of the node.
+  script += fmt::format("{} --threads \"${{SLURM_CPUS_PER_TASK:-1}}\" sweep --config {} --out-dir {}",
+                        shell_quote(kvbench.string()), shell_quote(config.string()), shell_quote(output_dir.string()));
+  if (!data_root.empty()) script += " --data-root " + shell_quote(data_root.string());
+  script += fmt::format(" --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\"\n", shards);
   return script;
 }
 

@@ -43,9 +43,9 @@ struct Shard {
 Shard parse_shard(const std::string& text);  // "i/N", 0 ≤ i < N
 std::vector<SweepJob> shard_jobs(const std::vector<SweepJob>& jobs, const Shard& shard);
 
-// A SLURM job-array script running one shard per array task.
+// A SLURM job-array script running one shard per array task (data_root: empty for the default).
 std::string slurm_script(const std::filesystem::path& kvbench, const std::filesystem::path& config,
-                         const std::filesystem::path& output_dir, int64_t shards,
-                         const std::vector<std::string>& sbatch_lines);
+                         const std::filesystem::path& output_dir, const std::filesystem::path& data_root,
+                         int64_t shards, const std::vector<std::string>& sbatch_lines);
 
 }  // namespace kvbench
