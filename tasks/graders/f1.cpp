@@ -201,12 +201,15 @@ double locomo_f1(std::string_view prediction, std::string_view gold) {
 }
 
 double locomo_multi_answer_f1(std::string_view prediction, std::string_view gold) {
-  const auto predicted_parts = split_on_comma(prediction);
+  // Each part is normalised and stemmed once, not once per pair: a degenerate prediction has 10^5 parts.
+  std::vector<Tokens> predicted_parts;
+  for (std::string_view part : split_on_comma(prediction)) predicted_parts.push_back(locomo_tokens(part));
   const auto gold_parts = split_on_comma(gold);
   double total = 0.0;
   for (std::string_view gold_part : gold_parts) {
+    const Tokens gold_tokens = locomo_tokens(gold_part);
     double best = 0.0;
-    for (std::string_view predicted_part : predicted_parts) best = std::max(best, locomo_f1(predicted_part, gold_part));
+    for (const Tokens& predicted : predicted_parts) best = std::max(best, token_f1(predicted, gold_tokens));
     total += best;
   }
   return total / static_cast<double>(gold_parts.size());

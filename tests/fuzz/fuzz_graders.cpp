@@ -5,6 +5,7 @@
 
 #include "fuzz_support.h"
 #include "tasks/task.h"
+#include "tests/gold_records.h"
 
 using namespace kvbench;
 
@@ -16,18 +17,8 @@ struct Graded {
 };
 
 std::vector<Graded> graded_tasks() {
-  const std::vector<std::pair<std::string, tasks::json>> golds = {
-      {"math500", {{"answer", "\\frac{1}{2}"}}},
-      {"aime24", {{"answer", "204"}}},
-      {"gpqa-diamond", {{"answer", "C"}}},
-      {"longhealth", {{"answer", "B"}}},
-      {"rare-fact", {{"answers", {"4821"}}, {"lockers", {17}}, {"positions", {0.5}}}},
-      {"qasper", {{"references", {{{"type", "extractive"}, {"answer", "the answer is five"}}}}}},
-      {"locomo", {{"category", 1}, {"answer", "Paris, Rome"}}},
-      {"locomo", {{"category", 5}, {"adversarial_answer", "no"}}},
-  };
   std::vector<Graded> out;
-  for (const auto& [name, gold] : golds) {
+  for (const auto& [name, gold] : testing::gold_record_per_grader()) {
     tasks::Sample sample;
     sample.id = "fuzz";
     sample.record = gold;

@@ -9,6 +9,7 @@
 
 #include "tasks/graders/math.h"
 #include "tasks/task.h"
+#include "tests/gold_records.h"
 
 namespace kvbench::tasks {
 namespace {
@@ -56,23 +57,9 @@ std::vector<std::pair<std::string, std::string>> hostile_outputs() {
   };
 }
 
-// A gold record each grader accepts (fields as the task's loader stores them).
-std::vector<std::pair<std::string, json>> tasks_with_gold() {
-  return {
-      {"math500", {{"answer", "\\frac{1}{2}"}}},
-      {"aime24", {{"answer", "204"}}},
-      {"gpqa-diamond", {{"answer", "C"}}},
-      {"longhealth", {{"answer", "B"}}},
-      {"rare-fact", {{"answers", {"4821"}}, {"lockers", {17}}, {"positions", {0.5}}}},
-      {"qasper", {{"references", {{{"type", "extractive"}, {"answer", "the answer is five"}}}}}},
-      {"locomo", {{"category", 2}, {"answer", "7 May 2023"}}},
-      {"livecodebench", {{"question_id", "q"}, {"test_type", "stdin"}}},
-  };
-}
-
 TEST_CASE("every grader scores every hostile output in [0, 1], quickly", "[hostile]") {
   const auto outputs = hostile_outputs();
-  for (const auto& [task_name, gold] : tasks_with_gold()) {
+  for (const auto& [task_name, gold] : testing::gold_record_per_grader()) {
     const auto task = make_task(task_name);
     Sample sample;
     sample.id = "hostile";
