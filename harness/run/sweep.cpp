@@ -57,8 +57,11 @@ void require_keys(const json& config, const std::set<std::string>& known, const 
 
 Sweep load_sweep(const std::filesystem::path& path, const std::filesystem::path& output_dir_override,
                  const std::filesystem::path& data_root) {
-  const json config = read_json_file(path);
-  const std::string file = path.string();
+  return expand_sweep(read_json_file(path), path.string(), output_dir_override, data_root);
+}
+
+Sweep expand_sweep(const json& config, const std::string& file, const std::filesystem::path& output_dir_override,
+                   const std::filesystem::path& data_root) {
   require_keys(config, {"output_dir", "base", "grid"}, file);
   const json base = config.value("base", json::object());
   const json grid = config.value("grid", json::object());

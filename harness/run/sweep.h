@@ -37,6 +37,10 @@ struct Sweep {
 Sweep load_sweep(const std::filesystem::path& config, const std::filesystem::path& output_dir_override,
                  const std::filesystem::path& data_root);
 
+// The same from a parsed config; `file` names it in errors (recipes expand each of their parts with it).
+Sweep expand_sweep(const json& config, const std::string& file, const std::filesystem::path& output_dir_override,
+                   const std::filesystem::path& data_root);
+
 struct Shard {
   int64_t index = 0, count = 1;
 };
