@@ -72,6 +72,24 @@ expect_error "scorer $work/noscorers/Qwen3-4B/kvpop-mlp.safetensors: does not ex
 expect_error "dataset math500: $work/nodata/math500/test.jsonl does not exist" \
   kvbench sweep --config "$recipes/ablation-h-over-j.json" --models-dir "$work/models" --data-root "$work/nodata"
 expect_error "cannot be overridden" kvbench sweep --config "$recipes/ablation-h-over-j.json" --set J=8 --dry-run
+# --set model.ID=PATH wins over --models-dir for that model only.
+kvbench sweep --config "$recipes/counter-causal-table2-math500.json" --models-dir "$work/nowhere" --data-root "$work/data" \
+  --set "model.Qwen/Qwen2.5-14B-Instruct=$work/standin" --dry-run --no-bench > set.plan
+grep -q "^missing (3;" set.plan && ! grep -q "model Qwen/Qwen2.5-14B-Instruct" set.plan || { cat set.plan; fail "--set model.ID=PATH"; }
+
+# Malformed recipes: one error naming the file and the field.
+bad() {  # bad PATTERN JQ-LIKE-PYTHON-EDIT: a copy of Table 2's recipe with one edit must fail with PATTERN
+  /usr/bin/python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(r, open(sys.argv[3], 'w'))" \
+    "$recipes/counter-causal-table2-math500.json" "$2" "$work/bad.json"
+  expect_error "$1" kvbench sweep --config "$work/bad.json" --dry-run --no-bench
+}
+bad "bad.json: recipe.tables\[0\]: field \"metric\" must be one of" "r['recipe']['tables'][0]['metric'] = 'speed'"
+bad "bad.json: recipe.tables\[0\]: published column \"Qwen9\"" "r['recipe']['tables'][0]['published']['H2O']['Qwen9'] = 1"
+bad "no job of the recipe matches the published cell \"H2O\" / \"Qwen2.5-14B\"" "r['grid']['policy'].remove('h2o')"
+bad "bad.json: recipe: unknown field \"notes\"" "r['recipe']['notes'] = 'x'"
+bad "unknown dataset \"math5000\"" "r['recipe']['datasets'] = ['math5000']"
 
 # The measured benchmark behind the cost estimate, on one recipe (at J = 4096 it costs minutes on a CPU).
 kvbench sweep --config "$recipes/counter-causal-table2-math500.json" "${common[@]}" --dry-run > table2.bench
