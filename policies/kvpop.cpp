@@ -1,7 +1,9 @@
 // kvpop (KVpop): a fixed budget per KV head — s attention sinks + w protected recent entries + k
 // long-range entries chosen by a scorer (J = s + w + k). The scorer is a learned per-head model of
 // each entry's future attention mass (--scorer FILE, see `kvbench train-scorer`); without one the
-// documented untrained fallback is the attention mass real queries paid so far (as h2o-true).
+// documented untrained fallback is the attention mass real queries paid so far (as h2o-true). A stateful
+// scorer (mLSTM, train/kvpop_mlstm.h) sees every entry once as it enters the cache and scores it when
+// it leaves the protected window; entries it has not scored yet are kept.
 #include "policies/attention_mass.h"
 #include "policies/policy.h"
 #include "policies/retention_scorer.h"
@@ -11,7 +13,7 @@ namespace kvbench {
 namespace {
 class KvpopPolicy final : public Policy {
  public:
-  explicit KvpopPolicy(std::unique_ptr<RetentionScorer> scorer) : scorer_(std::move(scorer)) {}
+  explicit KvpopPolicy(std::unique_ptr<RetentionScorer> scorer) : scorer_(std::move(scorer)) { reset(); }
   std::string name() const override { return "kvpop"; }
   PolicyNeeds needs() const override {
     return {false, scorer_ ? AttentionCapture::None : AttentionCapture::AllLayers};
@@ -20,25 +22,50 @@ class KvpopPolicy final : public Policy {
   KeepRule keep_rule(const CacheBudget& budget) const override {
     return {false, budget.recent, Granularity::PerKvHead, budget.sinks};
   }
+  void prepare(const Model& model, const std::vector<int64_t>&, const GenerationSettings&, const StopCheck&) override {
+    model_ = &model;
+  }
   void observe(const ForwardResult& step, const KvCache& cache) override {
     if (!scorer_) mass_.add(step, cache.keys(0).size(1));
+    if (stream_) stream_new_entries(cache);
   }
   at::Tensor score(const ScoringContext& context) override {
     if (!scorer_) return mass_.value();
     std::vector<at::Tensor> layers;
     for (int64_t l = 0; l < context.cache.num_layers(); ++l)
-      layers.push_back(scorer_->score(context.model, l, context.cache.keys(l), context.cache.values(l),
-                                      context.cache.head_positions(l)));
+      layers.push_back(stream_ ? stream_->scores(l, context.cache.head_positions(l))
+                               : scorer_->score(context.model, l, context.cache.keys(l), context.cache.values(l),
+                                                context.cache.head_positions(l)));
     return at::stack(layers, 1);
   }
   void on_compact(const at::Tensor& keep) override {
     if (!scorer_) mass_.compact(keep);
+    streamed_ = keep.size(-1);
   }
-  void expand_batch(int64_t batch) override { mass_.expand_batch(batch); }
-  void reset() override { mass_.reset(); }
+  void expand_batch(int64_t batch) override {
+    mass_.expand_batch(batch);
+    if (stream_) stream_->expand_batch(batch);
+  }
+  void reset() override {
+    mass_.reset();
+    stream_ = scorer_ ? scorer_->stream() : nullptr;
+    streamed_ = 0;
+  }
 
  private:
+  // A stateful scorer sees each entry once, when it enters the cache (the newest entries since the last call).
+  void stream_new_entries(const KvCache& cache) {
+    const int64_t count = cache.size() - streamed_;
+    for (int64_t l = 0; l < cache.num_layers(); ++l)
+      stream_->append(*model_, l, cache.keys(l).narrow(2, streamed_, count), cache.values(l).narrow(2, streamed_, count),
+                      cache.head_positions(l).narrow(2, streamed_, count));
+    streamed_ = cache.size();
+  }
+
   std::unique_ptr<RetentionScorer> scorer_;
+  std::unique_ptr<ScorerStream> stream_;  // stateful scorers only
+  const Model* model_ = nullptr;
+  int64_t streamed_ = 0;                   // cache entries the stream has seen
   AttentionMass mass_;
 };
 }  // namespace

@@ -7,7 +7,9 @@
 #include "cli/commands.h"
 #include "common/error.h"
 #include "io/hdf5.h"
+#include "report/recipe_report.h"
 #include "report/tables.h"
+#include "run/runner.h"
 
 namespace kvbench::cli {
 
@@ -15,7 +17,7 @@ namespace {
 
 struct ReportOptions {
   std::vector<std::string> files, tables = {"overview"};
-  std::string format = "md", h;
+  std::string format = "md", h, recipe;
   std::vector<std::string> policies;
   int64_t J = 0;
 };
@@ -31,9 +33,23 @@ std::vector<Table> build_tables(const std::string& name, const std::vector<JobRe
   fail("unknown table \"{}\"", name);
 }
 
+// The recipe's tables, paper beside measured; the recipe's documented choices under them.
+std::string recipe_report(const ReportOptions& o, const std::vector<JobResults>& jobs) {
+  const Recipe recipe = load_recipe(o.recipe, {{}, default_data_root(), "scorers"});
+  std::string out;
+  for (const auto& table : recipe_tables(recipe, jobs)) out += render(table, o.format) + "\n";
+  if (o.format == "md")
+    for (const auto& choice : recipe.choices) out += "- choice: " + choice + "\n";
+  return out;
+}
+
 void report_command(const ReportOptions& o) {
   std::vector<JobResults> jobs;
   for (const auto& file : o.files) jobs.push_back(load_job_results(file));
+  if (!o.recipe.empty()) {
+    std::cout << recipe_report(o, jobs);
+    return;
+  }
   TableFilter filter;
   if (o.J > 0) filter.J = o.J;
   filter.h = o.h;
@@ -93,13 +109,19 @@ void add_report_command(CLI::App& app) {
       "Examples:\n"
       "  kvbench report results/demo/*.h5 --table policies --J 64 --h J/4\n"
       "  kvbench report results/demo/*.h5 --table accuracy-vs-j --table paired --format latex\n"
-      "  kvbench report results/demo/*.h5 --table paired --J 64 --policy counter-causal --policy sliding");
+      "  kvbench report results/demo/*.h5 --table paired --J 64 --policy counter-causal --policy sliding\n"
+      "  kvbench report --recipe recipes/counter-causal-table2.json results/counter-causal/*.h5");
   cmd->add_option("files", o->files, "Results files (.h5)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--table", o->tables, "overview, policies, aime, accuracy-vs-j, key-retention, latency, paired")
       ->check(CLI::IsMember({"overview", "policies", "aime", "accuracy-vs-j", "key-retention", "latency", "paired"}))
       ->capture_default_str();
   cmd->add_option("--format", o->format, "md, csv or latex")->check(CLI::IsMember({"md", "csv", "latex"}))
       ->capture_default_str();
+  cmd->add_option("--recipe", o->recipe,
+                  "A recipe (recipes/*.json): its tables in the paper's layout, the published value beside the\n"
+                  "measured one with its 95% bootstrap CI and whether the CI holds it; cells without results say\n"
+                  "\"missing\". Files are matched to the recipe's jobs by the names the sweep gave them")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--J", o->J, "Only files with this J");
   cmd->add_option("--h", o->h, "Only files with this h: a number or a ratio of J (J/4)");
   cmd->add_option("--policy", o->policies, "Only these policies (repeatable); rows follow the files' order");

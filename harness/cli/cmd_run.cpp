@@ -96,7 +96,7 @@ void add_run_command(CLI::App& app) {
   o->model.add_to(cmd);
   cmd->add_option("--task", o->task, fmt::format("Task: {}", fmt::join(tasks::task_names(), ", ")))->required();
   cmd->add_option("--data", o->data, "Dataset path (or rare-fact spec); default: the task's dataset under --data-root");
-  cmd->add_option("--data-root", o->data_root, "Datasets root (default: ../shared/datasets when it exists)");
+  cmd->add_option("--data-root", o->data_root, "Datasets root (default: $KVBENCH_DATA, else ~/.cache/kvbench/datasets, else ../shared/datasets)");
   cmd->add_option("--prompt-mode", o->prompt_mode, "raw (the reference: no chat template) or chat")
       ->check(CLI::IsMember({"raw", "chat"}))
       ->capture_default_str();

@@ -1,6 +1,7 @@
 // `kvbench sweep`: a grid of jobs from a JSON config (run/sweep.h), resumable, shardable, SLURM-ready;
 // `kvbench merge`: gathers the results files of sweep shards into one directory.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,9 +13,12 @@
 #include "cli/commands.h"
 #include "cli/job_support.h"
 #include "common/error.h"
+#include "common/json_file.h"
 #include "io/results.h"
 #include "run/progress.h"
 #include "run/runner.h"
+#include "run/cost.h"
+#include "run/recipe.h"
 #include "run/sweep.h"
 
 namespace kvbench::cli {
@@ -22,28 +26,89 @@ namespace kvbench::cli {
 namespace {
 
 struct SweepOptions {
-  std::string config, out_dir, data_root, shard = "0/1", emit_slurm;
-  int64_t slurm_shards = 0;
-  std::vector<std::string> sbatch;
-  bool dry_run = false, force = false, quiet = false;
+  std::string config, out_dir, data_root, shard = "0/1", emit_slurm, models_dir, scorers_dir = "scorers";
+  int64_t slurm_shards = 0, limit = 0;
+  std::vector<std::string> sbatch, set;
+  bool dry_run = false, no_bench = false, force = false, quiet = false;
 };
+
+// The jobs of a sweep or recipe with their models resolved on this machine and --set applied.
+struct Plan {
+  std::filesystem::path output_dir;
+  std::vector<SweepJob> jobs;
+  std::map<std::string, std::string> model_ids;  // resolved directory → the model as the config names it
+  std::optional<Recipe> recipe;
+};
+
+// --set model.ID=PATH or --set FIELD=VALUE (VALUE as JSON when it parses, else a string).
+void parse_sets(const SweepOptions& o, ModelPaths& paths, std::map<std::string, json>& fields) {
+  for (const auto& item : o.set) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) fail("--set {}: expected model.ID=PATH or FIELD=VALUE", item);
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key.rfind("model.", 0) == 0) {
+      paths.explicit_paths[key.substr(6)] = value;
+      continue;
+    }
+    const json parsed = json::parse(value, nullptr, false);
+    fields[key] = parsed.is_discarded() ? json(value) : parsed;
+  }
+  if (o.limit > 0) fields["limit"] = o.limit;
+}
+
+Plan plan_sweep(const SweepOptions& o) {
+  const std::filesystem::path data_root = o.data_root.empty() ? default_data_root() : std::filesystem::path(o.data_root);
+  Plan plan;
+  if (is_recipe(read_json_file(o.config))) {
+    plan.recipe = load_recipe(o.config, {o.out_dir, data_root, o.scorers_dir});
+    plan.output_dir = plan.recipe->output_dir;
+    for (const auto& job : plan.recipe->jobs) plan.jobs.push_back(job.entry);
+  } else {
+    Sweep sweep = load_sweep(o.config, o.out_dir, data_root);
+    plan.output_dir = sweep.output_dir;
+    plan.jobs = std::move(sweep.jobs);
+  }
+  ModelPaths paths{o.models_dir, {}};
+  std::map<std::string, json> fields;
+  parse_sets(o, paths, fields);
+  for (auto& entry : plan.jobs) {
+    const std::string id = entry.job.model;
+    entry.job.model = resolve_model_path(id, paths);
+    plan.model_ids[entry.job.model] = id;
+  }
+  apply_job_overrides(plan.jobs, fields);
+  return plan;
+}
 
 void write_text_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream file(path, std::ios::binary);
   if (!(file << text)) fail("{}: cannot write file", path.string());
 }
 
-void emit_slurm(const SweepOptions& o, const Sweep& sweep) {
-  const int64_t shards = o.slurm_shards > 0 ? o.slurm_shards : static_cast<int64_t>(sweep.jobs.size());
+// The options that shape the jobs travel into the script's command line.
+// The sweep options every array task needs too, as words for the script's command line.
+std::vector<std::string> forwarded_options(const SweepOptions& o) {
+  std::vector<std::string> words;
+  auto add = [&](const std::string& option, const std::string& value) { words.insert(words.end(), {option, value}); };
+  if (!o.models_dir.empty()) add("--models-dir", std::filesystem::absolute(o.models_dir).string());
+  if (!o.data_root.empty()) add("--data-root", std::filesystem::absolute(o.data_root).string());
+  add("--scorers-dir", std::filesystem::absolute(o.scorers_dir).string());
+  for (const auto& item : o.set) add("--set", item);
+  if (o.limit > 0) add("--limit", std::to_string(o.limit));
+  return words;
+}
+
+void emit_slurm(const SweepOptions& o, const Plan& plan) {
+  const int64_t shards = o.slurm_shards > 0 ? o.slurm_shards : static_cast<int64_t>(plan.jobs.size());
   const std::filesystem::path self = std::filesystem::canonical("/proc/self/exe");
-  const std::filesystem::path output_dir = std::filesystem::absolute(sweep.output_dir);
+  const std::filesystem::path output_dir = std::filesystem::absolute(plan.output_dir);
   // SLURM opens each task's log (#SBATCH --output, in the output directory) before the script runs.
   std::error_code error;
   std::filesystem::create_directories(output_dir, error);
   if (error) fail("{}: cannot create the output directory ({})", output_dir.string(), error.message());
-  write_text_file(o.emit_slurm, slurm_script(self, std::filesystem::absolute(o.config), output_dir, o.data_root,
-                                             shards, o.sbatch));
-  fmt::print(stderr, "wrote {}: {} jobs in {} array tasks; submit with `sbatch {}`\n", o.emit_slurm, sweep.jobs.size(),
+  write_text_file(o.emit_slurm, slurm_script(self, std::filesystem::absolute(o.config), output_dir,
+                                             forwarded_options(o), shards, o.sbatch));
+  fmt::print(stderr, "wrote {}: {} jobs in {} array tasks; submit with `sbatch {}`\n", o.emit_slurm, plan.jobs.size(),
              shards, o.emit_slurm);
 }
 
@@ -77,15 +142,113 @@ void run_jobs(const SweepOptions& o, const std::vector<SweepJob>& jobs) {
              static_cast<int64_t>(jobs.size()) - skipped, skipped, format_duration(seconds));
 }
 
-void sweep_command(const SweepOptions& o) {
-  const Sweep sweep = load_sweep(o.config, o.out_dir, o.data_root.empty() ? default_data_root()
-                                                                         : std::filesystem::path(o.data_root));
-  if (!o.emit_slurm.empty()) return emit_slurm(o, sweep);
-  const std::vector<SweepJob> jobs = shard_jobs(sweep.jobs, parse_shard(o.shard));
-  if (o.dry_run) {
-    for (const auto& entry : jobs) std::cout << entry.out.string() << "\n";
-    return;
+// Per job: token counts when its tokenizer and data are here, the estimate when its model was benchmarked.
+struct JobCost {
+  std::optional<Workload> workload;
+  std::optional<Speed> speed;
+};
+
+std::string cost_key(const JobConfig& job) {
+  return fmt::format("{}|{}|{}|{}|{}|{}", job.model, job.device, job.dtype, job.policy, job.budget.J, job.budget.h);
+}
+
+std::string prompts_key(const JobConfig& job) {
+  return fmt::format("{}|{}|{}|{}|{}|{}", job.model, job.task, job.data, job.prompt_mode, job.limit,
+                     fmt::join(job.samples, ","));
+}
+
+bool has_inputs(const JobConfig& job) {
+  return std::filesystem::exists(std::filesystem::path(job.model) / "tokenizer.json") &&
+         (job.task == "rare-fact" || std::filesystem::exists(job.data));
+}
+
+// Measures each (model, policy, J, h) once, loading each model once.
+std::map<std::string, Speed> benchmark(const std::vector<SweepJob>& jobs) {
+  std::map<std::string, Speed> speeds;
+  std::vector<std::string> models;
+  for (const auto& entry : jobs)
+    if (has_inputs(entry.job) && std::find(models.begin(), models.end(), entry.job.model) == models.end())
+      models.push_back(entry.job.model);
+  for (const auto& model : models) {
+    std::optional<LoadedModel> loaded;
+    for (const auto& entry : jobs) {
+      if (entry.job.model != model || speeds.count(cost_key(entry.job))) continue;
+      if (!loaded) loaded.emplace(load_job_model(entry.job));
+      const Speed s = measure_speed(loaded->model, entry.job);
+      speeds[cost_key(entry.job)] = s;
+      fmt::print("  bench {} {} J={} h={} on {}: prefill {:.0f} tok/s, decode {:.1f} tok/s, refresh {:.2f} ms\n",
+                 entry.job.model, entry.job.policy, entry.job.budget.J, entry.job.budget.h, entry.job.device,
+                 s.prefill_tokens_per_s, s.decode_tokens_per_s, s.refresh_ms);
+    }
   }
+  return speeds;
+}
+
+std::vector<JobCost> job_costs(const std::vector<SweepJob>& jobs, const std::map<std::string, Speed>& speeds) {
+  std::map<std::string, std::vector<int64_t>> lengths;
+  std::map<std::string, Tokenizer> tokenizers;
+  std::vector<JobCost> costs;
+  for (const auto& entry : jobs) {
+    JobCost cost;
+    const JobConfig& job = entry.job;
+    if (has_inputs(job)) {
+      if (!tokenizers.count(job.model)) tokenizers.emplace(job.model, Tokenizer::load(job.model));
+      if (!lengths.count(prompts_key(job))) lengths[prompts_key(job)] = prompt_lengths(job, tokenizers.at(job.model));
+      cost.workload = job_workload(job, lengths.at(prompts_key(job)));
+    }
+    const auto speed = speeds.find(cost_key(job));
+    if (speed != speeds.end()) cost.speed = speed->second;
+    costs.push_back(cost);
+  }
+  return costs;
+}
+
+void print_recipe_header(const Recipe& recipe) {
+  fmt::print("recipe: {}\n  source: {}\n", recipe.title, recipe.cite);
+  for (const auto& choice : recipe.choices) fmt::print("  choice: {}\n", choice);
+}
+
+void print_dry_run(const Plan& plan, const std::vector<SweepJob>& jobs, const std::vector<std::string>& missing,
+                   bool bench) {
+  if (plan.recipe) print_recipe_header(*plan.recipe);
+  fmt::print("{} jobs, results in {}\n", jobs.size(), plan.output_dir.string());
+  if (!missing.empty()) fmt::print("missing ({}; their jobs have no counts or estimate):\n  {}\n", missing.size(),
+                                   fmt::join(missing, "\n  "));
+  const std::vector<JobCost> costs = job_costs(jobs, bench ? benchmark(jobs) : std::map<std::string, Speed>{});
+  Workload total;
+  double seconds = 0.0;
+  int64_t estimated = 0;
+  fmt::print("{:>8} {:>12} {:>12} {:>10} {:>12}  job\n", "samples", "prompt tok", "new tok ≤", "refreshes", "est. time");
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const JobCost& c = costs[i];
+    if (!c.workload) {
+      fmt::print("{:>8} {:>12} {:>12} {:>10} {:>12}  {}\n", "?", "?", "?", "?", "?", jobs[i].out.string());
+      continue;
+    }
+    const Workload& w = *c.workload;
+    total.samples += w.samples, total.prompt_tokens += w.prompt_tokens, total.new_tokens += w.new_tokens;
+    std::string time = "?";
+    if (c.speed) {
+      const double s = estimated_seconds(w, *c.speed);
+      seconds += s, ++estimated;
+      time = format_duration(s);
+    }
+    fmt::print("{:>8} {:>12} {:>12} {:>10} {:>12}  {}\n", w.samples, w.prompt_tokens, w.new_tokens, w.refreshes, time,
+               jobs[i].out.string());
+  }
+  fmt::print("total: {} samples, {} prompt tokens, at most {} new tokens; estimated {} for {} of {} jobs on this "
+             "device (decode counted to max_new: an upper bound)\n",
+             total.samples, total.prompt_tokens, total.new_tokens, format_duration(seconds), estimated, jobs.size());
+}
+
+void sweep_command(const SweepOptions& o) {
+  const Plan plan = plan_sweep(o);
+  if (!o.emit_slurm.empty()) return emit_slurm(o, plan);
+  const std::vector<SweepJob> jobs = shard_jobs(plan.jobs, parse_shard(o.shard));
+  const std::vector<std::string> missing = missing_inputs(jobs, plan.model_ids);
+  if (o.dry_run) return print_dry_run(plan, jobs, missing, !o.no_bench);
+  if (!missing.empty())
+    fail("{} of the sweep's inputs are missing; no job was started:\n  {}", missing.size(), fmt::join(missing, "\n  "));
   run_jobs(o, jobs);
 }
 
@@ -141,7 +304,10 @@ void merge_command(const MergeOptions& o) {
   for (const auto& file : results_files(o.inputs)) merge_file(file, o.out_dir, merged);
   if (!o.config.empty()) {
     std::vector<std::string> missing;
-    for (const auto& entry : load_sweep(o.config, o.out_dir, default_data_root()).jobs)
+    SweepOptions sweep;
+    sweep.config = o.config;
+    sweep.out_dir = o.out_dir;  // only the file names matter here
+    for (const auto& entry : plan_sweep(sweep).jobs)
       if (!merged.count(entry.label + ".h5")) missing.push_back(entry.label);
     if (!missing.empty())
       fail("{} of the sweep's jobs are missing from the inputs, e.g. {} (unfinished shards?)", missing.size(),
@@ -166,15 +332,31 @@ void add_sweep_command(CLI::App& app) {
       "Examples:\n"
       "  kvbench sweep --config sweep.json\n"
       "  kvbench sweep --config sweep.json --shard 1/4            # jobs 1, 5, 9, ... of the grid\n"
-      "  kvbench sweep --config sweep.json --emit-slurm sweep.sbatch --slurm-shards 8 --sbatch '--gres=gpu:1'");
+      "  kvbench sweep --config sweep.json --emit-slurm sweep.sbatch --slurm-shards 8 --sbatch '--gres=gpu:1'\n"
+      "A paper recipe (recipes/*.json, README \"Reproducing the papers\") is a sweep config with the paper's settings\n"
+      "and published numbers; models are named by HF id and resolved under --models-dir:\n"
+      "  kvbench sweep --config recipes/counter-causal-table2-math500.json --models-dir models --dry-run\n"
+      "  kvbench sweep --config recipes/counter-causal-table2-math500.json --models-dir models\n"
+      "  kvbench report --recipe recipes/counter-causal-table2-math500.json results/counter-causal/*.h5");
   cmd->add_option("--config", o->config, "Sweep config (JSON)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--out-dir", o->out_dir, "Output directory (overrides the config's output_dir)");
-  cmd->add_option("--data-root", o->data_root, "Datasets root (default: ../shared/datasets when it exists)");
+  cmd->add_option("--data-root", o->data_root, "Datasets root (default: $KVBENCH_DATA, else ~/.cache/kvbench/datasets, else ../shared/datasets)");
   cmd->add_option("--shard", o->shard, "Run only shard i of N: jobs i, i+N, ... (0-based)")->capture_default_str();
   cmd->add_option("--emit-slurm", o->emit_slurm, "Write a SLURM job-array script (one shard per array task) and exit");
   cmd->add_option("--slurm-shards", o->slurm_shards, "Array tasks for --emit-slurm (default: one per job)");
   cmd->add_option("--sbatch", o->sbatch, "Extra #SBATCH line for --emit-slurm (repeatable), e.g. '--time=04:00:00'");
-  cmd->add_flag("--dry-run", o->dry_run, "List the jobs' output files and exit");
+  cmd->add_option("--models-dir", o->models_dir,
+                  "Directory of model checkpoints: a model named by its HF id ORG/NAME is read from DIR/NAME");
+  cmd->add_option("--set", o->set,
+                  "model.ID=PATH: read model ID from PATH; FIELD=VALUE: set a job field for every job, e.g.\n"
+                  "max_new=64, device=cpu, dtype=float32 (not model, task, policy, J, h, seed, rollouts). Repeatable");
+  cmd->add_option("--limit", o->limit, "Only the first N samples of every job (same as --set limit=N)");
+  cmd->add_option("--scorers-dir", o->scorers_dir, "Where a recipe's kvpop scorers are (see `kvbench train-scorer`)")
+      ->capture_default_str();
+  cmd->add_flag("--dry-run", o->dry_run,
+                "Print the jobs, their samples and tokens, what is missing, and the cost estimated from a short\n"
+                "benchmark of each model and policy on this device; run nothing");
+  cmd->add_flag("--no-bench", o->no_bench, "With --dry-run: skip the benchmark (no model is loaded)");
   cmd->add_flag("--force", o->force, "Rerun and replace every job's output");
   cmd->add_flag("--quiet", o->quiet, "No progress bars");
   cmd->callback([o] { sweep_command(*o); });
@@ -188,7 +370,7 @@ void add_sweep_command(CLI::App& app) {
       "  kvbench merge --out results/table2 results/shard0 results/shard1 --config table2.json");
   merge->add_option("--out", m->out_dir, "Merged directory")->required();
   merge->add_option("inputs", m->inputs, "Shard directories or results files")->required();
-  merge->add_option("--config", m->config, "Sweep config: fail when one of its jobs is missing");
+  merge->add_option("--config", m->config, "Sweep config or recipe: fail when one of its jobs is missing");
   merge->callback([m] { merge_command(*m); });
 }
 

@@ -77,6 +77,7 @@ struct TrainScorerOptions {
   FutureMassSpec mass;
   double gamma = 1.0;
   int64_t max_tokens = 1024, recall_stride = 4;
+  bool no_delay = false;  // mlstm ablation: read each token's score at insertion
 };
 
 // Token sequences of --data: a rare-fact spec (prompt + answer of each sample) or a JSONL file of {"text": ...}.
@@ -109,6 +110,8 @@ std::vector<KvpopSequence> analyse(const Model& model, const std::vector<std::ve
 
 void run_train_scorer(TrainScorerOptions o) {
   o.training.shape.kind = parse_scorer_kind(o.kind);
+  // The mLSTM reads a token when it leaves the protected window, w tokens after it arrived.
+  o.training.shape.delay = o.no_delay ? 0 : o.training.budget.window;
   o.mass.window = o.training.budget.window;
   o.mass.gamma = {o.gamma};
   const Model model = o.model.load();
@@ -142,7 +145,8 @@ void add_train_scorer_command(CLI::App& app) {
   auto o = std::make_shared<TrainScorerOptions>();
   CLI::App* cmd = app.add_subcommand(
       "train-scorer",
-      "Train a KVpop retention scorer (headwise linear or MLP on [k; v]) on future-attention-mass targets.\n"
+      "Train a KVpop retention scorer (headwise linear or MLP on [k; v], or the stateful mLSTM) on\n"
+      "future-attention-mass targets with the boundary pairwise loss.\n"
       "Example: kvbench train-scorer --model models/kvbench-demo --data rare-fact:seed=7,samples=32,words=300 "
       "--eval-data rare-fact:seed=8,samples=8,words=300 --s 4 --w 32 --k 64 --out scorer.safetensors");
   o->model.add_to(cmd);
@@ -152,8 +156,15 @@ void add_train_scorer_command(CLI::App& app) {
   cmd->add_option("--s", o->training.budget.sinks, "Sink tokens (never candidates)")->capture_default_str();
   cmd->add_option("--w", o->training.budget.window, "Protected recent window")->capture_default_str();
   cmd->add_option("--k", o->training.budget.k, "Long-range slots per KV head")->capture_default_str();
-  cmd->add_option("--kind", o->kind, "linear or mlp")->check(CLI::IsMember({"linear", "mlp"}))->capture_default_str();
-  cmd->add_option("--hidden", o->training.shape.hidden, "MLP width")->capture_default_str();
+  cmd->add_option("--kind", o->kind,
+                  "linear or mlp (headwise on [k; v]), or mlstm: KVpop's stateful scorer, an mLSTM memory over the\n"
+                  "tokens in order that scores a token when it leaves the protected window (train/kvpop_mlstm.h)")
+      ->check(CLI::IsMember({"linear", "mlp", "mlstm"}))
+      ->capture_default_str();
+  cmd->add_option("--hidden", o->training.shape.hidden, "MLP width, or mLSTM memory width")->capture_default_str();
+  cmd->add_flag("--no-delay", o->no_delay,
+                "mlstm ablation: read each token's score when it enters (not when it leaves the window), the\n"
+                "paper's delayed-vs-not comparison");
   cmd->add_option("--tau", o->training.temperature, "Temperature of the pairwise logistic loss")->capture_default_str();
   cmd->add_option("--gamma", o->gamma, "Decay γ of future attention, applied per n tokens of distance")
       ->capture_default_str();

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   kvbench::cli::add_report_command(app);
   kvbench::cli::add_train_demo_command(app);
   kvbench::cli::add_train_scorer_command(app);
+  kvbench::cli::add_datasets_command(app);
 
   try {
     app.parse(argc, argv);

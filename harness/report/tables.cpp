@@ -16,14 +16,8 @@ namespace kvbench {
 
 namespace {
 
-// Scores per (seed, sample), each the mean over its rollouts: the units bootstrap CIs resample.
 std::map<std::pair<int64_t, std::string>, double> unit_scores(const std::vector<const JobResults*>& group) {
-  std::map<std::pair<int64_t, std::string>, std::vector<double>> scores;
-  for (const JobResults* job : group)
-    for (const auto& row : job->results.rows) scores[{job->seed, row.sample_id}].push_back(row.score);
-  std::map<std::pair<int64_t, std::string>, double> units;
-  for (const auto& [key, values] : scores) units[key] = mean(values);
-  return units;
+  return unit_values(group, [](const ResultRow& row) { return row.score; });
 }
 
 std::vector<double> values_of(const std::map<std::pair<int64_t, std::string>, double>& units) {
@@ -131,6 +125,16 @@ int64_t power_of_two_at_least(int64_t n) {
 }
 
 }  // namespace
+
+std::map<std::pair<int64_t, std::string>, double> unit_values(const std::vector<const JobResults*>& group,
+                                                              const std::function<double(const ResultRow&)>& value) {
+  std::map<std::pair<int64_t, std::string>, std::vector<double>> values;
+  for (const JobResults* job : group)
+    for (const auto& row : job->results.rows) values[{job->seed, row.sample_id}].push_back(value(row));
+  std::map<std::pair<int64_t, std::string>, double> units;
+  for (const auto& [key, of_unit] : values) units[key] = mean(of_unit);
+  return units;
+}
 
 JobResults load_job_results(const std::filesystem::path& file) {
   JobResults job;

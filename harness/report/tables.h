@@ -4,6 +4,8 @@
 // CSV or LaTeX.
 #pragma once
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +23,10 @@ struct JobResults {
 };
 
 JobResults load_job_results(const std::filesystem::path& file);
+
+// Per (seed, sample), the mean of `value` over its rollouts: the units bootstrap CIs resample.
+std::map<std::pair<int64_t, std::string>, double> unit_values(const std::vector<const JobResults*>& group,
+                                                              const std::function<double(const ResultRow&)>& value);
 
 struct Table {
   std::string title;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 
 #include "common/build_info.h"
@@ -16,13 +17,6 @@
 #include "tokenizer/utf8.h"
 
 namespace kvbench {
-
-namespace {
-
-struct EncodedPrompt {
-  std::vector<int64_t> ids;
-  int64_t system_tokens = 0;  // what `frozen = auto` freezes
-};
 
 EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokenizer, bool chat) {
   if (!chat) {
@@ -49,6 +43,8 @@ std::vector<tasks::Sample> select_samples(std::vector<tasks::Sample> all, const 
   if (job.limit > 0 && static_cast<int64_t>(all.size()) > job.limit) all.resize(job.limit);
   return all;
 }
+
+namespace {
 
 // Kept positions of rollout b, flattened: [M] token level or [L, KV, M] per head.
 RefreshTrace trace_of(const RefreshRecord& record, int64_t rollout) {
@@ -168,6 +164,12 @@ void write_atomically(const std::filesystem::path& out, const Results& results) 
 }  // namespace
 
 std::filesystem::path default_data_root() {
+  if (const char* root = std::getenv("KVBENCH_DATA"); root && *root) return root;
+  if (const char* home = std::getenv("HOME")) {
+    const std::filesystem::path cache = std::filesystem::path(home) / ".cache/kvbench/datasets";
+    if (std::filesystem::exists(cache)) return cache;
+  }
+  // The development setup's staged data, then the repository's fixtures.
   return std::filesystem::exists("../shared/datasets") ? "../shared/datasets" : "datasets";
 }
 

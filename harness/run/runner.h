@@ -17,8 +17,20 @@ namespace kvbench {
 // top_p (< 0), rollouts (0). Also checks the names and settings that fail before any model is loaded.
 JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root);
 
-// The default datasets root: ../shared/datasets when it exists, else datasets.
+// The default datasets root: $KVBENCH_DATA, else ~/.cache/kvbench/datasets when it exists, else the
+// development setup's ../shared/datasets when it exists, else datasets.
 std::filesystem::path default_data_root();
+
+struct EncodedPrompt {
+  std::vector<int64_t> ids;
+  int64_t system_tokens = 0;  // what `frozen = auto` freezes
+};
+
+// The prompt's token ids: raw (the reference) or through the tokenizer's chat template.
+EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokenizer, bool chat);
+
+// The samples a job runs: its `samples` ids (all when empty), then the first `limit`.
+std::vector<tasks::Sample> select_samples(std::vector<tasks::Sample> all, const JobConfig& job);
 
 enum class OutputState { Missing, Complete };
 

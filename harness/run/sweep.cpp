@@ -66,8 +66,11 @@ void require_keys(const json& config, const std::set<std::string>& known, const 
 
 Sweep load_sweep(const std::filesystem::path& path, const std::filesystem::path& output_dir_override,
                  const std::filesystem::path& data_root) {
-  const json config = read_json_file(path);
-  const std::string file = path.string();
+  return expand_sweep(read_json_file(path), path.string(), output_dir_override, data_root);
+}
+
+Sweep expand_sweep(const json& config, const std::string& file, const std::filesystem::path& output_dir_override,
+                   const std::filesystem::path& data_root) {
   require_keys(config, {"output_dir", "base", "grid"}, file);
   const json base = config.value("base", json::object());
   const json grid = config.value("grid", json::object());
@@ -138,7 +141,7 @@ std::string shell_quote(const std::string& text) {
 }  // namespace
 
 std::string slurm_script(const std::filesystem::path& kvbench, const std::filesystem::path& config,
-                         const std::filesystem::path& output_dir, const std::filesystem::path& data_root,
+                         const std::filesystem::path& output_dir, const std::vector<std::string>& forwarded,
                          int64_t shards, const std::vector<std::string>& sbatch_lines) {
   std::string script = "#!/bin/bash\n# Written by `kvbench sweep --emit-slurm`: one sweep shard per array task.\n"
                        "# Submit with: sbatch THIS_FILE   (then: kvbench report " +
@@ -152,7 +155,7 @@ std::string slurm_script(const std::filesystem::path& kvbench, const std::filesy
   // As many threads as CPUs allocated to the task (1 unless --cpus-per-task), not one per core of the node.
   script += fmt::format("{} --threads \"${{SLURM_CPUS_PER_TASK:-1}}\" sweep --config {} --out-dir {}",
                         shell_quote(kvbench.string()), shell_quote(config.string()), shell_quote(output_dir.string()));
-  if (!data_root.empty()) script += " --data-root " + shell_quote(data_root.string());
+  for (const auto& word : forwarded) script += " " + shell_quote(word);
   script += fmt::format(" --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\"\n", shards);
   return script;
 }

@@ -37,6 +37,10 @@ struct Sweep {
 Sweep load_sweep(const std::filesystem::path& config, const std::filesystem::path& output_dir_override,
                  const std::filesystem::path& data_root);
 
+// The same from a parsed config; `file` names it in errors (recipes expand each of their parts with it).
+Sweep expand_sweep(const json& config, const std::string& file, const std::filesystem::path& output_dir_override,
+                   const std::filesystem::path& data_root);
+
 struct Shard {
   int64_t index = 0, count = 1;
 };
@@ -45,7 +49,7 @@ std::vector<SweepJob> shard_jobs(const std::vector<SweepJob>& jobs, const Shard&
 
 // A SLURM job-array script running one shard per array task (data_root: empty for the default).
 std::string slurm_script(const std::filesystem::path& kvbench, const std::filesystem::path& config,
-                         const std::filesystem::path& output_dir, const std::filesystem::path& data_root,
+                         const std::filesystem::path& output_dir, const std::vector<std::string>& forwarded,
                          int64_t shards, const std::vector<std::string>& sbatch_lines);
 
 }  // namespace kvbench

@@ -3,6 +3,9 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/ranges.h>
 
+#include <deque>
+#include <optional>
+
 #include "common/error.h"
 #include "model/checkpoint_writer.h"
 #include "model/safetensors.h"
@@ -20,6 +23,12 @@ struct ParameterShape {
 std::map<std::string, ParameterShape> parameter_shapes(const KvpopScorerShape& s) {
   const int64_t L = s.layers, KV = s.kv_heads, F = 2 * s.head_dim, Hm = s.hidden;
   if (s.kind == ScorerKind::Linear) return {{"linear.weight", {{L, KV, F}, false}}, {"linear.bias", {{L, KV}, true}}};
+  if (s.kind == ScorerKind::Mlstm)
+    return {{"mlstm.wq", {{L, KV, Hm, F}, false}}, {"mlstm.wk", {{L, KV, Hm, F}, false}},
+            {"mlstm.wv", {{L, KV, Hm, F}, false}}, {"mlstm.wi", {{L, KV, F}, false}},
+            {"mlstm.bi", {{L, KV}, true}},         {"mlstm.wf", {{L, KV, F}, false}},
+            {"mlstm.bf", {{L, KV}, true}},         {"mlstm.a", {{L, KV, Hm}, false}},
+            {"mlstm.b", {{L, KV}, true}}};
   return {{"mlp.w1", {{L, KV, Hm, F}, false}},
           {"mlp.b1", {{L, KV, Hm}, true}},
           {"mlp.w2", {{L, KV, Hm}, false}},
@@ -31,13 +40,90 @@ at::Tensor per_head(const at::Tensor& t) { return t.unsqueeze(0).unsqueeze(2); }
 
 }  // namespace
 
-std::string to_string(ScorerKind kind) { return kind == ScorerKind::Linear ? "linear" : "mlp"; }
+std::string to_string(ScorerKind kind) {
+  return kind == ScorerKind::Linear ? "linear" : kind == ScorerKind::Mlp ? "mlp" : "mlstm";
+}
 
 ScorerKind parse_scorer_kind(const std::string& text) {
   if (text == "linear") return ScorerKind::Linear;
   if (text == "mlp") return ScorerKind::Mlp;
-  fail("unknown KVpop scorer kind \"{}\" (expected linear or mlp)", text);
+  if (text == "mlstm") return ScorerKind::Mlstm;
+  fail("unknown KVpop scorer kind \"{}\" (expected linear, mlp or mlstm)", text);
 }
+
+// Scores of entries the stream has not scored yet: above any learned score, so they stay.
+constexpr float kUnscored = 1e30f;
+
+// The kvpop policy's view of an mLSTM scorer: the recurrent form, token by token (train/kvpop_mlstm.h).
+class MlstmStream final : public ScorerStream {
+ public:
+  explicit MlstmStream(const KvpopScorer& scorer) : scorer_(scorer), layers_(scorer.shape().layers) {}
+
+  void append(const Model& model, int64_t layer, const at::Tensor& keys, const at::Tensor& values,
+              const at::Tensor& positions) override {
+    Layer& l = layers_[layer];
+    if (!l.state) {
+      l.weights = scorer_.mlstm_weights(layer);
+      l.state.emplace(keys.size(0), keys.size(1), scorer_.shape().hidden, keys.options().dtype(at::kFloat));
+    }
+    const at::Tensor x = scorer_.standardised(layer, KvpopScorer::features(model, keys, values, positions));
+    const mlstm::Projection p = mlstm::project(l.weights, x);
+    for (int64_t t = 0; t < x.size(2); ++t) {
+      l.state->absorb(p, t);
+      // A copy: `positions` may view the cache's storage, which compaction rewrites in place.
+      l.pending.push_back({p.q.select(2, t), positions.select(2, t).clone()});
+      if (static_cast<int64_t>(l.pending.size()) <= scorer_.shape().delay) continue;
+      const Pending& u = l.pending.front();  // leaves the window now: read from the memory up to t
+      store(l, u.positions, mlstm::readout(l.weights, l.state->read(u.q).unsqueeze(2)).squeeze(2));
+      l.pending.pop_front();
+    }
+  }
+
+  at::Tensor scores(int64_t layer, const at::Tensor& positions) const override {
+    const Layer& l = layers_[layer];
+    if (!l.scores.defined() || positions.numel() == 0)
+      return at::full(positions.sizes(), kUnscored, positions.options().dtype(at::kFloat));
+    const int64_t missing = positions.max().item<int64_t>() + 1 - l.scores.size(-1);
+    const at::Tensor known = missing > 0 ? at::constant_pad_nd(l.scores, {0, missing}, kUnscored) : l.scores;
+    return known.gather(-1, positions);
+  }
+
+  void expand_batch(int64_t batch) override {
+    for (Layer& l : layers_) {
+      if (l.state) l.state->expand_batch(batch);
+      if (l.scores.defined()) l.scores = l.scores.expand({batch, -1, -1}).contiguous();
+      for (Pending& u : l.pending) {
+        u.q = u.q.expand({batch, -1, -1}).contiguous();
+        u.positions = u.positions.expand({batch, -1}).contiguous();
+      }
+    }
+  }
+
+ private:
+  struct Pending {
+    at::Tensor q, positions;  // [B, KV, M], [B, KV]
+  };
+  struct Layer {
+    mlstm::Weights weights;
+    std::optional<mlstm::State> state;
+    std::deque<Pending> pending;  // absorbed, waiting for their readout
+    at::Tensor scores;            // [B, KV, capacity] by original position
+  };
+
+  // Scores r [B, KV] of the tokens at positions [B, KV].
+  static void store(Layer& l, const at::Tensor& positions, const at::Tensor& r) {
+    const int64_t needed = positions.max().item<int64_t>() + 1;
+    if (!l.scores.defined() || l.scores.size(-1) < needed) {
+      at::Tensor grown = at::full({r.size(0), r.size(1), std::max<int64_t>(2 * needed, 64)}, kUnscored, r.options());
+      if (l.scores.defined()) grown.narrow(-1, 0, l.scores.size(-1)).copy_(l.scores);
+      l.scores = grown;
+    }
+    l.scores.scatter_(-1, positions.unsqueeze(-1), r.unsqueeze(-1));
+  }
+
+  const KvpopScorer& scorer_;
+  std::vector<Layer> layers_;
+};
 
 KvpopScorer KvpopScorer::create(const KvpopScorerShape& shape, const at::Tensor& feature_mean,
                                 const at::Tensor& feature_std, uint64_t seed) {
@@ -51,6 +137,8 @@ KvpopScorer KvpopScorer::create(const KvpopScorerShape& shape, const at::Tensor&
     scorer.tensors_[name] = p.bias ? at::zeros(p.dims, at::kFloat)
                                    : at::normal(0.0, 1.0 / std::sqrt(fan_in), p.dims, generator, at::TensorOptions());
   }
+  // The forget gate starts mostly open (σ(3) ≈ 0.95: a memory of about 20 tokens), as LSTM forget biases do.
+  if (shape.kind == ScorerKind::Mlstm) scorer.tensors_["mlstm.bf"].fill_(3.0);
   return scorer;
 }
 
@@ -66,10 +154,19 @@ KvpopScorer KvpopScorer::load(const std::filesystem::path& file) {
   scorer.shape_.layers = mean[0];
   scorer.shape_.kv_heads = mean[1];
   scorer.shape_.head_dim = mean[2] / 2;
-  if (scorer.shape_.kind == ScorerKind::Mlp) {
-    const auto& b1 = st.tensors().count("mlp.b1") ? st.tensors().at("mlp.b1").shape : std::vector<int64_t>{};
-    if (b1.size() != 3) fail("{}: tensor \"mlp.b1\" missing or not [L, KV, hidden]", file.string());
+  if (scorer.shape_.kind != ScorerKind::Linear) {
+    const std::string width = scorer.shape_.kind == ScorerKind::Mlp ? "mlp.b1" : "mlstm.a";
+    const auto& b1 = st.tensors().count(width) ? st.tensors().at(width).shape : std::vector<int64_t>{};
+    if (b1.size() != 3) fail("{}: tensor \"{}\" missing or not [L, KV, hidden]", file.string(), width);
     scorer.shape_.hidden = b1[2];
+  }
+  if (scorer.shape_.kind == ScorerKind::Mlstm) {
+    const auto delay = scorer.metadata_.find("delay");
+    try {
+      scorer.shape_.delay = std::stoll(delay == scorer.metadata_.end() ? "" : delay->second);
+    } catch (const std::exception&) {
+      fail("{}: an mlstm scorer needs an integer \"delay\" in the metadata", file.string());
+    }
   }
   std::map<std::string, std::vector<int64_t>> expected = {{"feature_mean", mean}, {"feature_std", mean}};
   for (const auto& [name, p] : parameter_shapes(scorer.shape_)) expected[name] = p.dims;
@@ -86,6 +183,7 @@ KvpopScorer KvpopScorer::load(const std::filesystem::path& file) {
 
 void KvpopScorer::save(const std::filesystem::path& file, std::map<std::string, std::string> metadata) const {
   metadata["kind"] = to_string(shape_.kind);
+  if (shape_.kind == ScorerKind::Mlstm) metadata["delay"] = std::to_string(shape_.delay);
   metadata["format"] = "kvbench-kvpop-scorer";
   std::vector<NamedTensor> named(tensors_.begin(), tensors_.end());
   write_safetensors(file, named, at::kFloat, metadata);
@@ -107,8 +205,23 @@ at::Tensor KvpopScorer::features(const Model& model, const at::Tensor& k, const 
   return at::cat({unrotated, v}, -1).to(at::kFloat);
 }
 
+at::Tensor KvpopScorer::standardised(int64_t layer, const at::Tensor& features) const {
+  return (features - per_head(tensors_.at("feature_mean")[layer])) / per_head(tensors_.at("feature_std")[layer]);
+}
+
+mlstm::Weights KvpopScorer::mlstm_weights(int64_t layer) const {
+  auto at_layer = [&](const char* name) { return tensors_.at(std::string("mlstm.") + name)[layer]; };
+  return {at_layer("wq"), at_layer("wk"), at_layer("wv"), at_layer("wi"), at_layer("bi"),
+          at_layer("wf"), at_layer("bf"), at_layer("a"),  at_layer("b")};
+}
+
+std::unique_ptr<ScorerStream> KvpopScorer::stream() const {
+  return shape_.kind == ScorerKind::Mlstm ? std::make_unique<MlstmStream>(*this) : nullptr;
+}
+
 at::Tensor KvpopScorer::score(int64_t layer, const at::Tensor& features) const {
-  const at::Tensor x = (features - per_head(tensors_.at("feature_mean")[layer])) / per_head(tensors_.at("feature_std")[layer]);
+  const at::Tensor x = standardised(layer, features);
+  if (shape_.kind == ScorerKind::Mlstm) return mlstm::delayed_scores(mlstm_weights(layer), x, shape_.delay);
   if (shape_.kind == ScorerKind::Linear)
     return (x * per_head(tensors_.at("linear.weight")[layer])).sum(-1) + tensors_.at("linear.bias")[layer].view({1, -1, 1});
   const at::Tensor hidden = at::gelu(at::einsum("bknf,khf->bknh", {x, tensors_.at("mlp.w1")[layer]}) +

@@ -13,15 +13,17 @@
 
 #include "model/model.h"
 #include "policies/retention_scorer.h"
+#include "train/kvpop_mlstm.h"
 
 namespace kvbench {
 
-enum class ScorerKind { Linear, Mlp };
+enum class ScorerKind { Linear, Mlp, Mlstm };  // Mlstm: the stateful scorer (train/kvpop_mlstm.h)
 
 struct KvpopScorerShape {
   ScorerKind kind = ScorerKind::Linear;
   int64_t layers = 0, kv_heads = 0, head_dim = 0;
-  int64_t hidden = 32;  // MLP width
+  int64_t hidden = 32;  // MLP width; mLSTM memory width M
+  int64_t delay = 0;    // mLSTM: a token is scored when the token `delay` places later arrives (0 = at insertion)
 };
 
 class KvpopScorer final : public RetentionScorer {
@@ -41,8 +43,10 @@ class KvpopScorer final : public RetentionScorer {
   // Features [B, KV, N, 2D] of one layer's cache entries: post-RoPE keys k and values v [B, KV, N, D]
   // at original positions [B, N] (every head) or [B, KV, N] (per head).
   static at::Tensor features(const Model& model, const at::Tensor& k, const at::Tensor& v, const at::Tensor& positions);
-  // Scores [B, KV, N] of layer `layer` from features (higher = keep).
+  // Scores [B, KV, N] of layer `layer` from features (higher = keep). For mLSTM the features must be a
+  // whole sequence in arrival order (training, evaluation); the kvpop policy streams instead (stream()).
   at::Tensor score(int64_t layer, const at::Tensor& features) const;
+  std::unique_ptr<ScorerStream> stream() const override;
   // The kvpop policy's hook (policies/retention_scorer.h).
   at::Tensor score(const Model& model, int64_t layer, const at::Tensor& keys, const at::Tensor& values,
                    const at::Tensor& positions) const override {
@@ -50,6 +54,10 @@ class KvpopScorer final : public RetentionScorer {
   }
 
  private:
+  friend class MlstmStream;
+  at::Tensor standardised(int64_t layer, const at::Tensor& features) const;
+  mlstm::Weights mlstm_weights(int64_t layer) const;
+
   KvpopScorerShape shape_;
   std::map<std::string, at::Tensor> tensors_;  // feature_mean, feature_std, and the kind's parameters
   std::map<std::string, std::string> metadata_;

@@ -41,7 +41,8 @@ b=$("$KVBENCH" generate --model "$model" --prompt "Once upon a time" --max-new 2
   "$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["generated_ids"])' "$b")" ] || fail "same seed, different tokens"
 
 # Bad input: exit non-zero with a message that names the problem.
-expect_error "config.json" kvbench generate --model /nonexistent --prompt-ids 1,2
+expect_error "model directory /nonexistent does not exist" kvbench generate --model /nonexistent --prompt-ids 1,2
+expect_error "config.json" kvbench generate --model "$work" --prompt-ids 1,2
 expect_error "not an integer" kvbench generate --model "$model" --prompt-ids 1,x,3
 expect_error "unknown policy" kvbench generate --model "$model" --prompt "Hi" --policy lru --J 8
 expect_error "--J" kvbench generate --model "$model" --prompt "Hi" --policy sliding

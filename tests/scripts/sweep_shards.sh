@@ -12,7 +12,7 @@ cat > "$work/sweep.json" <<JSON
           "max_new": 6, "temperature": 0.7},
  "grid": {"policy": ["sliding", "counter-causal"], "J": [16, 32], "h": ["J/4"], "seed": [0, 1]}}
 JSON
-kvbench sweep --config "$work/sweep.json" --dry-run > "$work/jobs"
+kvbench sweep --config "$work/sweep.json" --dry-run --no-bench | grep '\.h5$' > "$work/jobs"
 [[ $(wc -l < "$work/jobs") -eq 8 ]] || fail "expected 8 jobs, got $(wc -l < "$work/jobs")"
 grep -q "stories260K__rare-fact__counter-causal__J32__h8__s1__r1.h5" "$work/jobs" || fail "job names / h = J/4"
 
@@ -20,7 +20,7 @@ cat > "$work/axes.json" <<JSON
 {"base": {"model": "$model", "task": "rare-fact", "policy": "tova", "J": 16},
  "grid": {"temperature": [0.5, 1], "data": ["rare-fact:seed=0,samples=2", "rare-fact:seed=1,samples=2"]}}
 JSON
-kvbench sweep --config "$work/axes.json" --out-dir "$work/axes" --dry-run > "$work/axes.jobs"
+kvbench sweep --config "$work/axes.json" --out-dir "$work/axes" --dry-run --no-bench | grep '\.h5$' > "$work/axes.jobs"
 [[ $(sort -u "$work/axes.jobs" | wc -l) -eq 4 ]] || fail "grid axes outside the standard label must name the files"
 grep -q "tova__J16__h4__s0__r1__data=rare-fact-seed=1-samples=2__temperature=0.5.h5" "$work/axes.jobs" \
   || { cat "$work/axes.jobs"; fail "extra grid axes in the file name"; }

@@ -1,0 +1,70 @@
+#include "run/cost.h"
+
+#include <filesystem>
+#include <random>
+
+#include "engine/generate.h"
+#include "run/runner.h"
+#include "tasks/task.h"
+
+namespace kvbench {
+
+namespace {
+constexpr int64_t kBenchNewTokens = 8;
+constexpr int64_t kUnbudgetedPrompt = 512;
+
+std::vector<int64_t> random_tokens(int64_t count, int64_t vocab) {
+  std::mt19937_64 rng(count);
+  std::uniform_int_distribution<int64_t> token(3, vocab - 1);
+  std::vector<int64_t> ids(count);
+  for (auto& id : ids) id = token(rng);
+  return ids;
+}
+}  // namespace
+
+std::vector<int64_t> prompt_lengths(const JobConfig& job, const Tokenizer& tokenizer) {
+  const auto task = tasks::make_task(job.task);
+  std::vector<int64_t> lengths;
+  for (const auto& sample : select_samples(task->load(job.data), job))
+    lengths.push_back(encode_prompt(task->prompt(sample), tokenizer, job.prompt_mode == "chat").ids.size());
+  return lengths;
+}
+
+Workload job_workload(const JobConfig& job, const std::vector<int64_t>& prompt_lengths) {
+  Workload w;
+  for (const int64_t prompt : prompt_lengths) {
+    ++w.samples;
+    w.prompt_tokens += prompt;
+    w.new_tokens += job.rollouts * job.max_new;
+    if (job.policy != "full" && job.budget.h > 0) w.refreshes += (prompt + job.max_new) / job.budget.h;
+  }
+  return w;
+}
+
+Speed measure_speed(const Model& model, const JobConfig& job) {
+  // A scorer not trained yet costs about what the untrained fallback does.
+  const std::string scorer = std::filesystem::exists(job.scorer) ? job.scorer : std::string();
+  auto policy = [&] { return make_policy(job.policy, {job.policy_seed, false, scorer}); };
+  GenerationSettings settings;
+  settings.budget = resolve_budget(job.budget, *policy(), 0);
+  settings.max_new_tokens = kBenchNewTokens;
+  // J + h tokens in chunks of h: exactly one refresh, at n = J + h, after the last chunk. One run, no
+  // warm-up: the estimate is for hours of work, a first-call overhead does not move it.
+  const int64_t prompt_length = job.budget.J > 0 ? job.budget.J + settings.budget.h : kUnbudgetedPrompt;
+  const auto prompt = random_tokens(prompt_length, model.config().vocab_size);
+  const GenerationResult result = generate(model, *policy(), prompt, settings);
+  Speed speed;
+  speed.prefill_tokens_per_s = prompt_length / result.prefill_seconds;
+  speed.decode_tokens_per_s = (result.rollouts[0].generated.size() - 1) / std::max(result.decode_seconds, 1e-9);
+  double total = 0.0;
+  for (const auto& record : result.refreshes) total += record.scoring_ms;
+  if (!result.refreshes.empty()) speed.refresh_ms = total / result.refreshes.size();
+  return speed;
+}
+
+double estimated_seconds(const Workload& w, const Speed& s) {
+  return w.prompt_tokens / s.prefill_tokens_per_s + w.new_tokens / s.decode_tokens_per_s +
+         w.refreshes * s.refresh_ms / 1000.0;
+}
+
+}  // namespace kvbench

@@ -1,0 +1,38 @@
+// What a sweep will cost before it runs (`kvbench sweep --dry-run`): each job's workload (samples,
+// prompt tokens, at most max_new tokens per rollout, refreshes) and, from a short benchmark of the
+// job's model and policy on this device, the time it takes. An upper bound in decode tokens (every
+// rollout is counted as running to max_new) and an estimate otherwise: the benchmark's context
+// (J + h tokens, or 512 without a budget) stands for every sample's.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "model/model.h"
+#include "run/job.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kvbench {
+
+struct Workload {
+  int64_t samples = 0;
+  int64_t prompt_tokens = 0;   // over all samples
+  int64_t new_tokens = 0;      // at most: samples × rollouts × max_new
+  int64_t refreshes = 0;       // expected: one per h tokens processed, per sample (evicting policies)
+};
+
+// The token length of each prompt the job runs (tokenizing is the slow part: jobs that differ only in
+// policy or budget share these).
+std::vector<int64_t> prompt_lengths(const JobConfig& job, const Tokenizer& tokenizer);
+Workload job_workload(const JobConfig& job, const std::vector<int64_t>& prompt_lengths);
+
+struct Speed {
+  double prefill_tokens_per_s = 0.0, decode_tokens_per_s = 0.0;
+  double refresh_ms = 0.0;     // mean scoring time of a refresh at n = J + h; 0 when nothing is evicted
+};
+
+// A short run of the job's policy on random tokens (prompt J + h, 8 new tokens) on the job's device.
+Speed measure_speed(const Model& model, const JobConfig& job);
+
+double estimated_seconds(const Workload& workload, const Speed& speed);
+
+}  // namespace kvbench

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Every recipe in recipes/: parses, resolves its HF ids under --models-dir (tiny stand-ins: stories260K
+# with a Qwen3 chat template), dry-runs with a job count and a cost estimate, runs with --limit 1 and
+# reports with the published numbers beside the measured ones. Also: missing models, scorers and datasets
+# are all listed before any job starts; report cells without results say "missing"; the measured cell
+# equals the mean recomputed from the results file with h5py.
+set -euo pipefail
+source "$(dirname "$0")/common.bash"
+require_h5py
+require_tiny_model
+shared=$KVBENCH_SHARED
+recipes="${KVBENCH_SOURCE:-$here/../..}/recipes"
+[[ -d "$shared/datasets/math500" && -d "$shared/tokenizers/qwen3" ]] || { echo "skip: $shared/datasets or tokenizers/qwen3 not found"; exit 77; }
+
+# Stand-in models under the names the recipes' HF ids resolve to.
+mkdir -p "$work/standin"
+for f in config.json generation_config.json model.safetensors tokenizer.json; do ln -s "$model/$f" "$work/standin/$f"; done
+/usr/bin/python3 - "$model/tokenizer_config.json" "$shared/tokenizers/qwen3/tokenizer_config.json" "$work/standin/tokenizer_config.json" <<'PY'
+import json, sys
+config = json.load(open(sys.argv[1]))
+config["chat_template"] = json.load(open(sys.argv[2]))["chat_template"]
+json.dump(config, open(sys.argv[3], "w"))
+PY
+mkdir -p "$work/models"
+for name in Qwen2.5-3B-Instruct Qwen2.5-7B-Instruct Qwen2.5-14B-Instruct Llama-3.1-8B-Instruct Qwen3-4B Qwen3-8B; do
+  ln -s "$work/standin" "$work/models/$name"
+done
+
+# Datasets: the staged ones in place; small fixtures in the published formats for the long-context ones.
+mkdir -p "$work/data/longhealth" "$work/data/qasper" "$work/data/locomo"
+for d in math500 aime24 aime25 hmmt_feb_2025 gpqa_diamond livecodebench; do ln -s "$shared/datasets/$d" "$work/data/$d"; done
+ln -s "$here/../data/longhealth_fixture.json" "$work/data/longhealth/benchmark_v5.json"
+cat > "$work/data/qasper/qasper-test-v0.3.json" <<'JSON'
+{"1234.5678": {"title": "A tiny paper", "abstract": "We count sheep in a meadow.",
+  "full_text": [{"section_name": "Method", "paragraphs": ["Sheep were counted twice, at dawn and at dusk."]}],
+  "figures_and_tables": [],
+  "qas": [{"question": "When were sheep counted?", "question_id": "q1",
+           "answers": [{"answer": {"unanswerable": false, "extractive_spans": ["at dawn and at dusk"], "yes_no": null,
+                                   "free_form_answer": "", "evidence": [], "highlighted_evidence": []},
+                        "annotation_id": "a1", "worker_id": "w1"}]}]}}
+JSON
+cat > "$work/data/locomo/locomo10.json" <<'JSON'
+[{"sample_id": "conv-1",
+  "conversation": {"speaker_a": "Ann", "speaker_b": "Bob",
+    "session_1_date_time": "1:56 pm on 8 May, 2023",
+    "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a cat called Tom yesterday."},
+                  {"speaker": "Bob", "dia_id": "D1:2", "text": "Lovely, what colour is he?"},
+                  {"speaker": "Ann", "dia_id": "D1:3", "text": "He is grey with white paws."}]},
+  "qa": [{"question": "What is the name of Ann's cat?", "answer": "Tom", "evidence": ["D1:1"], "category": 4}],
+  "event_summary": {}, "observation": {}, "session_summary": {}}]
+JSON
+
+# Stand-in scorers: a few training steps of each kind on the stand-in model.
+for kind in mlp mlstm; do
+  kvbench train-scorer --model "$model" --data "rare-fact:seed=7,samples=2,words=60" --s 2 --w 8 --k 8 --kind $kind \
+    --hidden 8 --steps 5 --out "$work/kvpop-$kind.safetensors" > /dev/null 2>&1 || fail "train-scorer --kind $kind"
+  for name in Qwen3-4B Qwen3-8B; do mkdir -p "$work/scorers/$name" && cp "$work/kvpop-$kind.safetensors" "$work/scorers/$name/"; done
+done
+
+cd "$work"
+cpu=(--set device=cpu --set dtype=float32 --set max_new=4 --limit 1 --quiet)
+common=(--models-dir "$work/models" --data-root "$work/data" --scorers-dir "$work/scorers" "${cpu[@]}")
+
+# Missing inputs: every one listed, nothing started.
+expect_error "model Qwen/Qwen2.5-14B-Instruct: $work/nowhere/Qwen2.5-14B-Instruct does not exist" \
+  kvbench sweep --config "$recipes/counter-causal-table2-math500.json" --models-dir "$work/nowhere" --data-root "$work/data"
+grep -q "4 of the sweep's inputs are missing" "$work/err" || { cat "$work/err"; fail "all four models listed"; }
+[[ ! -d results/counter-causal ]] || fail "a job started although models were missing"
+expect_error "scorer $work/noscorers/Qwen3-4B/kvpop-mlp.safetensors: does not exist" \
+  kvbench sweep --config "$recipes/kvpop-table2-gpqa-livecodebench.json" --models-dir "$work/models" \
+    --data-root "$work/data" --scorers-dir "$work/noscorers" "${cpu[@]}"
+expect_error "dataset math500: $work/nodata/math500/test.jsonl does not exist" \
+  kvbench sweep --config "$recipes/ablation-h-over-j.json" --models-dir "$work/models" --data-root "$work/nodata"
+expect_error "cannot be overridden" kvbench sweep --config "$recipes/ablation-h-over-j.json" --set J=8 --dry-run
+# --set model.ID=PATH wins over --models-dir for that model only.
+kvbench sweep --config "$recipes/counter-causal-table2-math500.json" --models-dir "$work/nowhere" --data-root "$work/data" \
+  --set "model.Qwen/Qwen2.5-14B-Instruct=$work/standin" --dry-run --no-bench > set.plan
+grep -q "^missing (3;" set.plan && ! grep -q "model Qwen/Qwen2.5-14B-Instruct" set.plan || { cat set.plan; fail "--set model.ID=PATH"; }
+
+# Malformed recipes: one error naming the file and the field.
+bad() {  # bad PATTERN JQ-LIKE-PYTHON-EDIT: a copy of Table 2's recipe with one edit must fail with PATTERN
+  /usr/bin/python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1])); exec(sys.argv[2]); json.dump(r, open(sys.argv[3], 'w'))" \
+    "$recipes/counter-causal-table2-math500.json" "$2" "$work/bad.json"
+  expect_error "$1" kvbench sweep --config "$work/bad.json" --dry-run --no-bench
+}
+bad "bad.json: recipe.tables\[0\]: field \"metric\" must be one of" "r['recipe']['tables'][0]['metric'] = 'speed'"
+bad "bad.json: recipe.tables\[0\]: published column \"Qwen9\"" "r['recipe']['tables'][0]['published']['H2O']['Qwen9'] = 1"
+bad "no job of the recipe matches the published cell \"H2O\" / \"Qwen2.5-14B\"" "r['grid']['policy'].remove('h2o')"
+bad "bad.json: recipe: unknown field \"notes\"" "r['recipe']['notes'] = 'x'"
+bad "unknown dataset \"math5000\"" "r['recipe']['datasets'] = ['math5000']"
+
+# The measured benchmark behind the cost estimate, on one recipe (at J = 4096 it costs minutes on a CPU).
+kvbench sweep --config "$recipes/counter-causal-table2-math500.json" "${common[@]}" --dry-run > table2.bench
+grep -q "^total: 20 samples, .* estimated .* for 20 of 20 jobs" table2.bench || { cat table2.bench; fail "cost estimate"; }
+[[ $(grep -c "bench .*J=512 h=256 on cpu: prefill .* tok/s, decode .* tok/s, refresh .* ms" table2.bench) -eq 20 ]] \
+  || { cat table2.bench; fail "one benchmark per model × policy"; }
+
+published=0
+for recipe in "$recipes"/*.json; do
+  name=$(basename "$recipe" .json)
+  kvbench sweep --config "$recipe" "${common[@]}" --dry-run --no-bench > "$name.plan" 2> "$name.plan.err" \
+    || { cat "$name.plan.err"; fail "$name: dry-run"; }
+  jobs=$(grep -c '\.h5$' "$name.plan")
+  grep -q "^$jobs jobs, results in" "$name.plan" || fail "$name: dry-run job count"
+  grep -q "^total: .* estimated 0:00 for 0 of $jobs jobs" "$name.plan" || { cat "$name.plan"; fail "$name: dry-run total"; }
+  ! grep -q "^missing" "$name.plan" || { cat "$name.plan"; fail "$name: inputs missing"; }
+  kvbench sweep --config "$recipe" "${common[@]}" > "$name.log" 2>&1 || { tail "$name.log"; fail "$name: sweep"; }
+  dir=$(sed -n 's/^[0-9]* jobs, results in //p' "$name.plan")
+  kvbench report --recipe "$recipe" "$dir"/*.h5 > "$name.md" || fail "$name: report"
+  ! grep -q "| missing |" "$name.md" || { cat "$name.md"; fail "$name: a cell lacks results after the sweep"; }
+  published=$((published + $(/usr/bin/python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))['recipe']
+print(sum(v is not None for t in r['tables'] for row in t.get('published', {}).values() for v in row.values()))" "$recipe")))
+done
+# The published numbers: counter-causal Table 1: 4 latencies + 2 s/sample + 3 memory; Table 2: 4 + 3 (H2O
+# on Llama is "–") + 1 + 1; Table 3: 5 + 2. KVpop Table 1: 2 + 2 + 2 + 4; Table 2: 2 + 4 + 2. In all 43.
+[[ $published -eq 43 ]] || fail "expected 43 published numbers over the recipes, found $published"
+
+# A published number sits beside its measured cell; a cell without results says missing, not 0.
+grep -q "| counter-causal | 60.2 | " counter-causal-table2-math500.md || { cat counter-causal-table2-math500.md; fail "Table 2 layout"; }
+rm results/counter-causal/Qwen2.5-3B-Instruct__math500__h2o__J512__h256__s0__r1.h5
+kvbench report --recipe "$recipes/counter-causal-table2-math500.json" results/counter-causal/*.h5 > partial.md
+grep -q "| H2O | 52.6 | missing |  | 76.2 | " partial.md || { cat partial.md; fail "missing cell"; }
+
+# The measured cell is the file's mean score × 100 with one decimal, recomputed from the file.
+file=results/counter-causal/Qwen2.5-7B-Instruct__math500__counter-causal__J512__h256__s0__r1.h5
+expected=$(/usr/bin/python3 -c "
+import h5py, sys
+with h5py.File(sys.argv[1]) as f: print('%.1f' % (100 * f['rows/score'][:].mean()))" "$file")
+grep -q "| counter-causal | 60.2 | [^|]* | [^|]* | 74.4 | $expected \[" partial.md || { cat partial.md; fail "measured cell != $expected"; }
+# Table 1's time per sample is the file's mean wall time per (seed, sample), recomputed with h5py.
+expected=$(/usr/bin/python3 -c "
+import h5py, sys
+with h5py.File(sys.argv[1]) as f: print('%.1f' % f['rows/wall_seconds'][:].mean())" "$file")
+grep -q "| counter-causal | 10.2 | $expected \[" counter-causal-table1-latency.md \
+  || { cat counter-causal-table1-latency.md; fail "time per sample != $expected"; }
+echo "ok: $(ls "$recipes"/*.json | wc -l) recipes, $published published numbers"
