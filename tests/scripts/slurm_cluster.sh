@@ -44,7 +44,7 @@ merged_equals_reference whole
 
 # 2. Array task 0 cancelled once a sample of it is in a job's work file (run/journal.h), then resubmitted alone.
 emit killed
-mapfile -t task0 < <(kvbench sweep --config "$work/sweep.json" --out-dir "$work/killed" --shard 0/2 --dry-run)
+mapfile -t task0 < <(kvbench sweep --config "$work/sweep.json" --out-dir "$work/killed" --shard 0/2 --dry-run --no-bench | grep -o "[^ ]*\.h5$")
 # journal_samples OUT: finished samples in OUT's work file (line 1 is a header; a torn last line does not count).
 journal_samples() { local lines; lines=$(cat "$1.partial.jsonl" 2> /dev/null | wc -l); echo $((lines ? lines - 1 : 0)); }
 task0_samples() { local out n=0; for out in "${task0[@]}"; do n=$((n + $(journal_samples "$out"))); done; echo "$n"; }
