@@ -13,6 +13,6 @@ trap 'rm -rf "$work"' EXIT
 [[ -d "$corpus" ]] && cp -r "$corpus"/. "$work"/
 crashes="$(dirname "$binary")/crashes/$(basename "$binary")"
 mkdir -p "$crashes"
-"$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+LSAN_OPTIONS="suppressions=$(dirname "$0")/lsan.supp" "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
   -artifact_prefix="$crashes/" "$work" 2>&1 | grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|Done)|artifact" || true
 exit "${PIPESTATUS[0]}"
