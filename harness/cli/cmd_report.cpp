@@ -28,6 +28,7 @@ std::vector<Table> build_tables(const std::string& name, const std::vector<JobRe
   if (name == "aime") return {aime_table(jobs)};
   if (name == "accuracy-vs-j") return accuracy_vs_j_tables(jobs);
   if (name == "key-retention") return key_retention_tables(jobs);
+  if (name == "by-retention") return retention_split_tables(jobs);
   if (name == "latency") return {latency_table(jobs)};
   if (name == "paired") return {paired_table(jobs)};
   fail("unknown table \"{}\"", name);
@@ -103,6 +104,8 @@ void add_report_command(CLI::App& app) {
       "  accuracy-vs-j  rows policies, columns J (Fig. 2/5 data), one table per model × task\n"
       "  key-retention  the same layout: share of the task's key passages (rare-fact: the facts) still\n"
       "                 cached when generation began — whether a policy kept the fact, apart from its use\n"
+      "  by-retention   score of rows whose key passages were all cached vs some evicted, per policy × J\n"
+      "                 and pooled — does the model answer when it kept the fact and fail when it did not\n"
       "  latency        refresh latency (scoring, compaction) by cache size n (Table 1)\n"
       "  paired         every pair of policies on the same samples and seeds: paired bootstrap CI, sign test\n"
       "Seeds are pooled: a CI resamples (seed, sample) units, each the mean over its rollouts.\n"
@@ -112,8 +115,10 @@ void add_report_command(CLI::App& app) {
       "  kvbench report results/demo/*.h5 --table paired --J 64 --policy counter-causal --policy sliding\n"
       "  kvbench report --recipe recipes/counter-causal-table2.json results/counter-causal/*.h5");
   cmd->add_option("files", o->files, "Results files (.h5)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--table", o->tables, "overview, policies, aime, accuracy-vs-j, key-retention, latency, paired")
-      ->check(CLI::IsMember({"overview", "policies", "aime", "accuracy-vs-j", "key-retention", "latency", "paired"}))
+  cmd->add_option("--table", o->tables,
+                  "overview, policies, aime, accuracy-vs-j, key-retention, by-retention, latency, paired")
+      ->check(CLI::IsMember({"overview", "policies", "aime", "accuracy-vs-j", "key-retention", "by-retention",
+                             "latency", "paired"}))
       ->capture_default_str();
   cmd->add_option("--format", o->format, "md, csv or latex")->check(CLI::IsMember({"md", "csv", "latex"}))
       ->capture_default_str();

@@ -49,6 +49,25 @@ std::string key_retention_cell(const std::vector<const JobResults*>& group) {
   return values.empty() ? "–" : fmt::format("{:.3f}", mean(values));
 }
 
+// Scores of the rows whose key passages were all cached when generation began, and of those with some
+// evicted; rows without a key retention (tasks naming no key passage) are in neither.
+std::pair<std::vector<double>, std::vector<double>> scores_by_retention(const std::vector<const JobResults*>& group) {
+  std::pair<std::vector<double>, std::vector<double>> split;
+  for (const JobResults* job : group)
+    for (const auto& row : job->results.rows)
+      if (!std::isnan(row.key_retention)) (row.key_retention >= 1.0 ? split.first : split.second).push_back(row.score);
+  return split;
+}
+
+std::string mean_and_count(const std::vector<double>& scores) {
+  return scores.empty() ? "–" : fmt::format("{:.2f} (n={})", mean(scores), scores.size());
+}
+
+std::string retention_split_cell(const std::vector<const JobResults*>& group) {
+  const auto [kept, evicted] = scores_by_retention(group);
+  return mean_and_count(kept) + " / " + mean_and_count(evicted);
+}
+
 // Jobs grouped by a key, keys in order of first appearance (files are given in a meaningful order).
 template <class Key, class F>
 std::vector<std::pair<Key, std::vector<const JobResults*>>> group_by(const std::vector<JobResults>& jobs, F key_of) {
@@ -251,6 +270,30 @@ std::vector<Table> accuracy_vs_j_tables(const std::vector<JobResults>& jobs) {
 
 std::vector<Table> key_retention_tables(const std::vector<JobResults>& jobs) {
   return by_j_tables(jobs, "key-passage retention after prefill", key_retention_cell);
+}
+
+std::vector<Table> retention_split_tables(const std::vector<JobResults>& jobs) {
+  std::vector<Table> tables = by_j_tables(jobs, "score when the key passages were all cached / some evicted",
+                                          retention_split_cell);
+  using Key = std::pair<std::string, std::string>;
+  for (const auto& [key, group] : group_by<Key>(jobs, [](const JobResults& j) { return Key{j.model, j.task}; })) {
+    Table pooled{fmt::format("{} on {}: score by key-passage retention, all policies and J pooled", key.first,
+                             key.second),
+                 {"key passages when generation began", "rows", "score [95% CI]"},
+                 {}};
+    const auto [kept, evicted] = scores_by_retention(group);
+    for (const auto& [label, scores] : {std::pair{"all cached", kept}, std::pair{"some evicted", evicted}}) {
+      if (scores.empty()) {
+        pooled.rows.push_back({label, "0", "–"});
+        continue;
+      }
+      const Interval ci = bootstrap_ci(scores);
+      pooled.rows.push_back({label, std::to_string(scores.size()),
+                             fmt::format("{:.3f} [{:.3f}, {:.3f}]", mean(scores), ci.low, ci.high)});
+    }
+    tables.push_back(pooled);
+  }
+  return tables;
 }
 
 Table latency_table(const std::vector<JobResults>& jobs) {

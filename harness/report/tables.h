@@ -50,6 +50,10 @@ std::vector<Table> accuracy_vs_j_tables(const std::vector<JobResults>& jobs);  /
 // The same layout, cells = mean fraction of the task's key passages (rare-fact: the facts) in the cache
 // when generation began.
 std::vector<Table> key_retention_tables(const std::vector<JobResults>& jobs);
+// Score split by key retention (1 = every key passage cached when generation began, < 1 = some evicted):
+// the by-J layout with "kept / evicted" cells, then per model × task both groups pooled over policies and J.
+// A model that recalls should answer when the fact was kept and fail when it was not.
+std::vector<Table> retention_split_tables(const std::vector<JobResults>& jobs);
 Table latency_table(const std::vector<JobResults>& jobs);
 Table paired_table(const std::vector<JobResults>& jobs);
 Table overview_table(const std::vector<JobResults>& jobs);  // one row per file

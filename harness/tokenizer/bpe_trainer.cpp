@@ -11,14 +11,12 @@ namespace kvbench {
 
 namespace {
 
-// GPT-2's split with single digits (` ?\p{N}`), so numbers become digit sequences a small model can copy.
-const char* kSplitPattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 const std::vector<std::string> kSpecialTokens = {"<s>", "</s>"};  // ids 0 (bos) and 1 (eos)
 
-json pre_tokenizer_json() {
+json pre_tokenizer_json(const std::string& split_pattern) {
   return {{"type", "Sequence"},
           {"pretokenizers",
-           {{{"type", "Split"}, {"pattern", {{"Regex", kSplitPattern}}}, {"behavior", "Isolated"}, {"invert", false}},
+           {{{"type", "Split"}, {"pattern", {{"Regex", split_pattern}}}, {"behavior", "Isolated"}, {"invert", false}},
             {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}}}}};
 }
 
@@ -36,8 +34,9 @@ Symbols characters(const std::string& word) {
 }
 
 // Pre-tokenized words of the corpus with their counts, split into characters.
-std::map<std::string, std::pair<Symbols, long>> count_words(const std::vector<std::string>& corpus) {
-  const json node = pre_tokenizer_json();
+std::map<std::string, std::pair<Symbols, long>> count_words(const std::vector<std::string>& corpus,
+                                                           const std::string& split_pattern) {
+  const json node = pre_tokenizer_json(split_pattern);
   const std::filesystem::path where = "<bpe trainer>";
   const PreTokenizer pre_tokenizer(tokenizer_json::Node{node, where, "pre_tokenizer"});
   std::map<std::string, std::pair<Symbols, long>> words;
@@ -82,7 +81,7 @@ json post_processor_json() {
 }  // namespace
 
 TrainedBpe train_byte_level_bpe(const std::vector<std::string>& corpus, const BpeTrainingOptions& options) {
-  auto words = count_words(corpus);
+  auto words = count_words(corpus, options.split_pattern);
   json vocab = json::object();
   std::int64_t next_id = 0;
   const auto add_token = [&](const std::string& token) {
@@ -111,7 +110,7 @@ TrainedBpe train_byte_level_bpe(const std::vector<std::string>& corpus, const Bp
                    {"padding", nullptr},
                    {"added_tokens", added_tokens_json()},
                    {"normalizer", nullptr},
-                   {"pre_tokenizer", pre_tokenizer_json()},
+                   {"pre_tokenizer", pre_tokenizer_json(options.split_pattern)},
                    {"post_processor", post_processor_json()},
                    {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false},
                                 {"use_regex", false}}},

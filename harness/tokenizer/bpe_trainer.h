@@ -1,5 +1,5 @@
 // Training a small byte-level BPE tokenizer and writing it as a tokenizer.json that Tokenizer::load
-// (and HF tokenizers) read: GPT-2-style pre-tokenizer regex with digits split one by one, byte-level
+// (and HF tokenizers) read: a pre-tokenizer regex (by default GPT-2's with digits split one by one), byte-level
 // alphabet, merges learned greedily by pair frequency, <s> added in front by the post-processor.
 #pragma once
 #include <cstdint>
@@ -11,9 +11,14 @@
 
 namespace kvbench {
 
+// GPT-2's split with single digits (` ?\p{N}`), so numbers become digit sequences a small model can copy.
+inline constexpr const char* kSingleDigitSplit =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+
 struct BpeTrainingOptions {
   int max_merges = 400;
   int min_pair_count = 2;  // stop when the most frequent pair occurs less often
+  std::string split_pattern = kSingleDigitSplit;  // the Split pre-tokenizer's regex (PCRE2 / Oniguruma syntax)
 };
 
 struct TrainedBpe {

@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <ATen/core/grad_mode.h>
+
 #include <algorithm>
 
 #include "common/error.h"
@@ -51,9 +53,8 @@ size_t ExampleOrder::next() {
   return order_[cursor_++];
 }
 
-std::vector<double> train_language_model(const ModelConfig& config, ModelWeights& weights,
-                                         const std::vector<TrainingExample>& examples,
-                                         const LmTrainingOptions& options) {
+std::vector<double> train_language_model(const ModelConfig& config, ModelWeights& weights, const BatchSource& batches,
+                                         const LmTrainingOptions& options, const StepHook& after_step) {
   std::vector<at::Tensor> params;
   std::vector<bool> decay;
   for (auto& [name, tensor] : named_weights(config, weights)) {
@@ -63,11 +64,11 @@ std::vector<double> train_language_model(const ModelConfig& config, ModelWeights
   }
   const Model model = Model::from_weights(config, weights);
   AdamW optimizer(params, decay, options.adamw);
-  ExampleOrder order(examples.size(), options.seed);
   std::vector<double> losses;
   for (int64_t step = 0; step < options.steps; ++step) {
+    const std::vector<TrainingExample> examples = batches(step);
     std::vector<const TrainingExample*> picked;
-    for (int64_t b = 0; b < options.batch_size; ++b) picked.push_back(&examples[order.next()]);
+    for (const auto& e : examples) picked.push_back(&e);
     at::Tensor loss = language_model_loss(model, make_batch(picked));
     loss.backward();
     const double norm = clip_grad_norm(params, options.clip_norm);
@@ -77,9 +78,25 @@ std::vector<double> train_language_model(const ModelConfig& config, ModelWeights
     if (options.log_every > 0 && (step % options.log_every == 0 || step + 1 == options.steps))
       spdlog::info("step {}/{}: loss {:.4f}, grad norm {:.3f}, lr {:.2e}", step + 1, options.steps, losses.back(),
                    norm, options.schedule.at(step));
+    if (after_step) {
+      at::NoGradGuard no_grad;
+      after_step(step, model);
+    }
   }
   for (auto& p : params) p.requires_grad_(false);
   return losses;
+}
+
+std::vector<double> train_language_model(const ModelConfig& config, ModelWeights& weights,
+                                         const std::vector<TrainingExample>& examples,
+                                         const LmTrainingOptions& options) {
+  ExampleOrder order(examples.size(), options.seed);
+  const BatchSource batches = [&](int64_t) {
+    std::vector<TrainingExample> batch;
+    for (int64_t b = 0; b < options.batch_size; ++b) batch.push_back(examples[order.next()]);
+    return batch;
+  };
+  return train_language_model(config, weights, batches, options);
 }
 
 }  // namespace kvbench

@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "model/model.h"
@@ -49,7 +50,16 @@ class ExampleOrder {
   uint64_t rng_state_;
 };
 
+// The examples of training step `step` (0-based): fresh data every step, or a fixed set in a seeded order.
+using BatchSource = std::function<std::vector<TrainingExample>(int64_t step)>;
+// Runs after the update of step `step` (0-based), gradients off, with the model as trained so far.
+using StepHook = std::function<void(int64_t step, const Model& model)>;
+
 // Marks every weight as a trainable leaf and trains it in place; returns the loss of every step.
+std::vector<double> train_language_model(const ModelConfig& config, ModelWeights& weights, const BatchSource& batches,
+                                         const LmTrainingOptions& options, const StepHook& after_step = {});
+
+// The same on a fixed set of examples: batches of options.batch_size in ExampleOrder(options.seed).
 std::vector<double> train_language_model(const ModelConfig& config, ModelWeights& weights,
                                          const std::vector<TrainingExample>& examples,
                                          const LmTrainingOptions& options);

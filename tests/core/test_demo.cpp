@@ -1,5 +1,7 @@
-// The demo model: its training is bit-for-bit reproducible, its training sequences weight the
-// answer, and the committed checkpoint (models/kvbench-demo) loads and answers in the trained form.
+// The demo model: its training is bit-for-bit reproducible, its training sequences query every fact in
+// the task's own form with the answer weighted, its tokenizer keeps keys and values apart, and the
+// committed checkpoint (models/kvbench-demo) answers in the trained form, naming the asked locker, and knows
+// the filler language better than a bigram model. (It does not recall the code yet: see its README.)
 #include "torch_catch.h"
 
 #include <ATen/Parallel.h>
@@ -26,11 +28,15 @@ DemoSettings tiny_demo() {
   s.heads = 4;
   s.kv_heads = 2;
   s.intermediate = 48;
-  s.samples_per_length = 6;
-  s.words = {30, 50};
+  s.short_words = 30;
+  s.long_words = 50;
+  s.short_steps = 2;
   s.steps = 4;
   s.batch_size = 3;
   s.warmup_steps = 2;
+  s.probe_every = 2;
+  s.probe_samples = 2;
+  s.probe_words = 30;
   s.threads = 1;
   return s;
 }
@@ -59,6 +65,9 @@ TEST_CASE("demo training twice with the same seed gives bit-identical files", "[
   set_cpu_threads(threads);
   for (const char* file : {"model.safetensors", "tokenizer.json", "config.json"})
     CHECK(read_text_file(base / "a" / file) == read_text_file(base / "b" / file));
+  const json probes = read_json_file(base / "a" / "training.json").at("recall_probes");
+  REQUIRE(probes.size() == 2);  // steps 2 and 4
+  CHECK(probes[1].at("step") == 4);
   CHECK(read_text_file(base / "a" / "model.safetensors") != read_text_file(base / "c" / "model.safetensors"));
   const Model model = Model::load(base / "a");
   CHECK(model.config().num_layers == 2);
@@ -66,46 +75,94 @@ TEST_CASE("demo training twice with the same seed gives bit-identical files", "[
   std::filesystem::remove_all(base);
 }
 
-TEST_CASE("rare-fact training sequences: BOS + prompt + restated fact + EOS, answer weighted", "[demo]") {
+TEST_CASE("demo tokenizer: lockers and code digit pairs are single tokens, disjoint, and decode back", "[demo]") {
+  REQUIRE_DEMO_MODEL();
+  const Tokenizer tokenizer = Tokenizer::load(demo_dir());
+  const auto ids = tokenizer.encode("The code for locker 7 is 0421. What is the code for locker 17?", false);
+  std::vector<std::string> pieces;
+  for (const auto id : ids) pieces.push_back(tokenizer.decode({id}));
+  CHECK(pieces == std::vector<std::string>{"The", " code", " for", " locker", " 7 is ", "04", "21", ".", " What",
+                                           " is", " the", " code", " for", " locker", " 17", "?"});
+  CHECK(tokenizer.encode(" 42", false) != tokenizer.encode("42", false));  // locker 42 vs the digit pair 42
+}
+
+TEST_CASE("rare-fact training sequences: every fact queried in the task's form, answers weighted", "[demo]") {
   REQUIRE_DEMO_MODEL();
   const Tokenizer tokenizer = Tokenizer::load(demo_dir());
   tasks::RareFactSpec spec;
   spec.samples = 2;
   spec.words = 40;
+  spec.facts = 3;
   const auto samples = tasks::generate_rare_fact_samples(spec);
   const auto examples = rare_fact_examples(tokenizer, samples, 3.0f);
+  const auto task = tasks::make_task("rare-fact");
   for (size_t i = 0; i < samples.size(); ++i) {
     const auto& e = examples[i];
-    const std::string answer_text = fmt::format(" The code for locker {} is {}.",
-                                                samples[i].record.at("lockers")[0].get<int>(),
-                                                samples[i].record.at("answers")[0].get<std::string>());
+    REQUIRE(e.weights.size() == e.ids.size());
     CHECK(e.ids.front() == *tokenizer.bos_id());
-    CHECK(e.ids.back() == tokenizer.eos_ids().front());
+    const auto eos = tokenizer.eos_ids().front();
+    // Three answers, each ended by EOS; the text up to the first is the task's prompt for fact 0 alone.
+    std::vector<size_t> ends;
+    for (size_t t = 0; t < e.ids.size(); ++t)
+      if (e.ids[t] == eos) ends.push_back(t);
+    REQUIRE(ends.size() == 3);
+    CHECK(ends.back() + 1 == e.ids.size());
     const std::string text = tokenizer.decode(e.ids);
-    const std::string ending = "\n\nAnswer:" + answer_text;
-    CHECK(text.size() > ending.size());
-    CHECK(text.substr(text.size() - ending.size()) == ending);
-    // The answer's tokens and EOS carry the answer weight, nothing else does.
-    const auto answer = static_cast<std::ptrdiff_t>(tokenizer.encode(answer_text, false).size()) + 1;
-    CHECK(answer >= 12);  // 4 code digits, at least 1 locker digit: single tokens
-    CHECK(std::count(e.weights.begin(), e.weights.end(), 3.0f) == answer);
-    CHECK(std::all_of(e.weights.end() - answer, e.weights.end(), [](float w) { return w == 3.0f; }));
+    const auto& lockers = samples[i].record.at("lockers");
+    const auto& codes = samples[i].record.at("answers");
+    size_t answer_tokens = 0;
+    for (size_t f = 0; f < 3; ++f) {
+      const std::string qa = fmt::format("Question: What is the code for locker {}?\n\nAnswer: The code for locker {} is {}.",
+                                         lockers[f].get<int>(), lockers[f].get<int>(), codes[f].get<std::string>());
+      INFO(text);
+      CHECK(text.find(qa) != std::string::npos);
+      answer_tokens += tokenizer.encode(fmt::format(" The code for locker {} is {}.", lockers[f].get<int>(),
+                                                    codes[f].get<std::string>()), false).size() + 1;
+    }
+    tasks::Sample first = samples[i];
+    first.record["lockers"] = json::array({lockers[0]});
+    first.record["answers"] = json::array({codes[0]});
+    const auto prompt = tokenizer.encode(task->prompt(first).raw, true);
+    CHECK(std::equal(prompt.begin(), prompt.end(), e.ids.begin()));
+    // The answers' tokens and EOS carry the answer weight, nothing else does.
+    CHECK(static_cast<size_t>(std::count(e.weights.begin(), e.weights.end(), 3.0f)) == answer_tokens);
+    CHECK(std::all_of(e.weights.begin(), e.weights.begin() + prompt.size(), [](float w) { return w == 1.0f; }));
   }
 }
 
-TEST_CASE("the committed demo model answers held-out questions in the trained form", "[demo]") {
+TEST_CASE("the committed demo model answers held-out questions in the trained form, naming the asked locker",
+          "[demo]") {
+  // Not yet the code itself: the checkpoint has not learned the lookup (README: recall 0.000).
   REQUIRE_DEMO_MODEL();
   const Model model = Model::load(demo_dir());
   const Tokenizer tokenizer = Tokenizer::load(demo_dir());
-  tasks::RareFactSpec spec;  // seed 0: stories the model was never trained on
-  spec.samples = 3;
-  spec.words = 100;
-  // It has learned the answer's form (README: not yet the recall itself, whose accuracy is 0).
-  const std::regex form(R"(^ The code for locker \d+ is \d{4}\.)");
+  tasks::RareFactSpec spec;  // seed 3: stories neither trained on nor probed during training
+  spec.seed = 3;
+  spec.samples = 8;
+  spec.words = 150;
   for (const auto& sample : tasks::generate_rare_fact_samples(spec)) {
     const auto prompt = tokenizer.encode(rare_fact_text(sample).prompt, true);
     const auto answer = tokenizer.decode(greedy(model, prompt, 16, tokenizer.eos_ids().front()));
+    const int locker = sample.record.at("lockers")[0].get<int>();
+    const std::regex form(fmt::format(R"(^ The code for locker {} is \d{{4}}\.)", locker));
     INFO(answer);
     CHECK(std::regex_search(answer, form));
   }
+}
+
+TEST_CASE("the committed demo model predicts held-out filler better than a bigram model", "[demo]") {
+  REQUIRE_DEMO_MODEL();
+  const Model model = Model::load(demo_dir());
+  const Tokenizer tokenizer = Tokenizer::load(demo_dir());
+  tasks::RareFactSpec held_out, corpus;
+  held_out.seed = 3;
+  held_out.samples = 10;
+  held_out.words = 150;
+  corpus.seed = 1000003;  // a training seed
+  corpus.samples = 300;
+  corpus.words = 150;
+  const FillerLoss loss = filler_loss(model, tokenizer, held_out, corpus);
+  INFO("model " << loss.model << ", bigram " << loss.bigram);
+  CHECK(loss.tokens > 1000);
+  CHECK(loss.model < 0.9 * loss.bigram);
 }

@@ -8,12 +8,12 @@
 #include <cmath>
 #include <fstream>
 #include <numeric>
-#include <random>
 
 #include "model/checkpoint_writer.h"
 #include "model/random_model.h"
 #include "model/weights.h"
 #include "model_test_util.h"
+#include "tasks/rng.h"
 #include "test_support.h"
 #include "train/lm_trainer.h"
 
@@ -179,28 +179,36 @@ TEST_CASE("a real checkpoint saved in bf16 reloads to the bf16-rounded weights",
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("training learns to copy: the second half of a repeated random sequence", "[train][induction]") {
-  // Random halves leave copying as the only way below ln(vocab). The offset is fixed, so attention by
-  // position suffices: this checks that gradients reach attention, not that induction (matching content
-  // at any offset, what recall needs) emerges — that takes far longer (models/kvbench-demo/README.md).
-  const ModelConfig config = tiny_model_config(ModelFamily::Llama, 32, 4, 2, 16);
-  std::mt19937 rng(1);
-  std::vector<TrainingExample> data;
-  for (int s = 0; s < 256; ++s) {
-    std::vector<int64_t> half;
-    for (int i = 0; i < 12; ++i) half.push_back(static_cast<int64_t>(rng() % 16));
-    std::vector<float> weights(24, 0.0f);
-    std::fill(weights.begin() + 13, weights.end(), 1.0f);  // the copied tokens after the first one
-    half.insert(half.end(), half.begin(), half.end());
-    data.push_back({half, weights});
-  }
+TEST_CASE("training learns to copy a repeated span after a random gap (induction)", "[train][induction]") {
+  // A span of distinct random tokens, a gap of random length and content, the span again. The gap moves
+  // the copy's source, so attention by position cannot do it: only matching the current token earlier
+  // and copying what followed it (an induction head, what rare-fact recall needs) gets below ln(vocab).
+  // Fresh sequences every step, as in the demo's training, so memorising cannot either.
+  const int64_t vocab = 32, span = 8, max_gap = 12, batch = 16;
+  const ModelConfig config = tiny_model_config(ModelFamily::Llama, 64, 4, 4, vocab);
+  const BatchSource batches = [&](int64_t step) {
+    tasks::SplitMix64 rng(static_cast<uint64_t>(step));
+    std::vector<TrainingExample> examples;
+    for (int64_t b = 0; b < batch; ++b) {
+      std::vector<int64_t> tokens(vocab);
+      std::iota(tokens.begin(), tokens.end(), 0);
+      rng.shuffle(tokens);
+      std::vector<int64_t> ids(tokens.begin(), tokens.begin() + span);
+      const auto gap = static_cast<int64_t>(rng.below(max_gap + 1));
+      for (int64_t g = 0; g < gap; ++g) ids.push_back(static_cast<int64_t>(rng.below(vocab)));
+      ids.insert(ids.end(), tokens.begin(), tokens.begin() + span);
+      std::vector<float> weights(ids.size(), 0.0f);
+      std::fill(weights.end() - (span - 1), weights.end(), 1.0f);  // the copied tokens after the first
+      examples.push_back({ids, weights});
+    }
+    return examples;
+  };
   LmTrainingOptions options;
-  options.steps = 400;
-  options.batch_size = 16;
-  options.schedule = {3e-3, 3e-4, 40, 400};
+  options.steps = 1500;  // the copy forms after 300-1000 steps (loss 0.03 by step 2000 when tried)
+  options.schedule = {3e-3, 3e-4, 40, 1500};
   ModelWeights weights = random_model(config, 0, at::kCPU, at::kFloat).weights();
-  const auto losses = train_language_model(config, weights, data, options);
+  const auto losses = train_language_model(config, weights, batches, options);
   const double last = std::accumulate(losses.end() - 20, losses.end(), 0.0) / 20;
   INFO("first " << losses.front() << ", last " << last);
-  CHECK(last < 0.3);  // ln 16 = 2.77 without copying
+  CHECK(last < 0.5);  // ln 32 = 3.47 without copying
 }

@@ -57,6 +57,10 @@ retention() {  # retention POSITION POLICY: the rows' key_retention values
 [[ "$(retention 0 full)" == "1 1" ]] || fail "the full cache lost a fact: $(retention 0 full)"
 kvbench report "$work"/kr_0_*.h5 --table key-retention > "$work/kr_table"
 grep -q "| sliding | 0.000 |" "$work/kr_table" || { cat "$work/kr_table"; fail "key-retention table"; }
+# Scores split by retention: the sliding window's two rows lost the fact, the full cache's two kept it.
+kvbench report "$work"/kr_0_*.h5 --table by-retention > "$work/br_table"
+grep -q "| all cached | 2 |" "$work/br_table" && grep -q "| some evicted | 2 |" "$work/br_table" ||
+  { cat "$work/br_table"; fail "by-retention table"; }
 
 # Bad input: names the problem, writes nothing.
 expect_error 'unknown task "no-such-task"' kvbench run --model "$model" --task no-such-task --J 8 --out "$work/x.h5"

@@ -5,12 +5,15 @@
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
 
-kvbench train-demo --out "$work/demo" --steps 3 --layers 2 --hidden 32 --intermediate 48 \
-  --samples-per-length 4 --words 40 --warmup 1 --eval-samples 2 --eval-words 40 > "$work/demo.err" 2>&1
+kvbench train-demo --out "$work/demo" --steps 3 --layers 2 --hidden 32 --intermediate 48 --batch-size 4 \
+  --short-words 40 --long-words 40 --warmup 1 --probe-every 2 --probe-samples 2 --probe-words 40 \
+  --eval-samples 2 --eval-words 40 > "$work/demo.err" 2>&1
 for f in config.json generation_config.json model.safetensors tokenizer.json tokenizer_config.json training.json; do
   [[ -s "$work/demo/$f" ]] || fail "train-demo did not write $f"
 done
 grep -q "held-out rare-fact recall" "$work/demo.err" || fail "train-demo reports no held-out recall"
+grep -q "step 2: held-out recall" "$work/demo.err" || fail "train-demo ran no recall probe"
+grep -q "held-out filler loss .* bigram baseline" "$work/demo.err" || fail "train-demo reports no filler loss"
 /usr/bin/python3 - "$work/demo/config.json" <<'PY' || fail "config.json is not a 2-layer llama"
 import json, sys
 c = json.load(open(sys.argv[1]))
