@@ -147,12 +147,28 @@ Seal body_seal(const std::filesystem::path& path) {
   return seal;
 }
 
-// The seal recorded in the user block, if the file has one.
+constexpr char kHdf5Signature[] = "\x89HDF\r\n\x1a\n";
+
+bool hdf5_signature_at(std::ifstream& in, std::streamoff offset) {
+  std::array<char, sizeof kHdf5Signature - 1> bytes{};
+  in.clear();
+  return in.seekg(offset) && in.read(bytes.data(), bytes.size()) &&
+         std::memcmp(bytes.data(), kHdf5Signature, bytes.size()) == 0;
+}
+
+// The seal recorded in the user block; nullopt for a file without one (h5py's, an older kvbench's: the
+// HDF5 signature at byte 0). A file whose HDF5 data starts after a 512-byte user block was written by
+// kvbench, so a missing or garbled seal there is damage, not a file of another writer.
 std::optional<Seal> recorded_seal(const std::filesystem::path& path) {
   std::array<char, 64> head{};
   std::ifstream in(path, std::ios::binary);
   in.read(head.data(), head.size() - 1);
-  if (std::strncmp(head.data(), kSealMagic, sizeof kSealMagic - 1) != 0) return std::nullopt;
+  if (std::strncmp(head.data(), kSealMagic, sizeof kSealMagic - 1) != 0) {
+    if (hdf5_signature_at(in, 0) || !hdf5_signature_at(in, kUserBlock)) return std::nullopt;
+    fail("{}: damaged seal in the file's user block (corrupted since kvbench wrote it); rerun its job or restore the "
+         "file",
+         path.string());
+  }
   Seal seal;
   unsigned long long bytes = 0;
   if (std::sscanf(head.data() + sizeof kSealMagic - 1, " crc32=%" SCNx32 " bytes=%llu", &seal.crc, &bytes) != 2)
