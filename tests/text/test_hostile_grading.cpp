@@ -72,9 +72,10 @@ TEST_CASE("every grader scores every hostile output in [0, 1], quickly", "[hosti
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       CHECK(grade.score >= 0.0);
       CHECK(grade.score <= 1.0);
-      // A hang detector, not a benchmark (scripts/fuzz.sh reports the real per-row times): the issue's
-      // bound is 50 ms per 1 MB row; anything near a second means a quadratic path.
-      CHECK(seconds < 1.0);
+      // A detector of quadratic paths, not a benchmark: those took 40–325 s on these inputs, a linear
+      // grader takes milliseconds (≈ 0.1 s for LoCoMo's 350k-part list, 2 s under AddressSanitizer on a
+      // loaded machine). `kvbench grade` timings per 1 MB row are in the issue notes.
+      CHECK(seconds < 10.0);
     }
   }
 }
