@@ -29,7 +29,8 @@ tasks::json graded_line(const tasks::Task& task, const tasks::JsonlLine& line) {
   sample.id = line.location;
   sample.record = line.value;
   const auto id = line.value.find("id");
-  if (id != line.value.end() && id->is_string()) sample.id = id->get<std::string>();
+  if (id != line.value.end() && (id->is_string() || id->is_number()))  // ids like 60 as well as "test/…"
+    sample.id = tasks::string_field(line.value, "id", line.location);
   const auto output = line.value.find("pred_raw");
   tasks::Grade grade{std::nullopt, 0.0, {{"grading_error", "no string field \"pred_raw\""}}};
   if (output != line.value.end() && output->is_string())

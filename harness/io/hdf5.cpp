@@ -181,15 +181,15 @@ void verify_seal(const std::filesystem::path& path) {
   const auto recorded = recorded_seal(path);
   if (!recorded) return;
   const Seal actual = body_seal(path);
+  if (actual.bytes == recorded->bytes && actual.crc == recorded->crc) return;
   const std::string reason =
       actual.bytes != recorded->bytes
           ? fmt::format("{} bytes after the user block, {} when written: truncated or edited", actual.bytes,
                         recorded->bytes)
           : "checksum mismatch: corrupted or edited";
-  if (actual.bytes != recorded->bytes || actual.crc != recorded->crc)
-    fail("{}: changed since kvbench wrote it ({}); rerun its job (the journal keeps finished samples) or restore "
-         "the file — after a deliberate edit, `kvbench inspect --reseal` accepts it",
-         path.string(), reason);
+  fail("{}: changed since kvbench wrote it ({}); rerun its job (the journal keeps finished samples) or restore "
+       "the file — after a deliberate edit, `kvbench inspect --reseal` accepts it",
+       path.string(), reason);
 }
 
 // The user block HDF5 reserved when the file was created (0 for files of other writers).
