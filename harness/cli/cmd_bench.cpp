@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "engine/machine_rates.h"
 
 namespace kvbench::cli {
 
@@ -53,6 +54,9 @@ void run_decode_bench(const DecodeBenchOptions& o) {
   settings.max_new_tokens = o.new_tokens;
   const auto prompt = random_ids(o.prompt_len, model.config().vocab_size, 0);
   std::cout << describe(o.model, model) << "\n";
+  const MachineRates rates = measure_machine_rates(o.model.parsed_device());
+  std::cout << fmt::format("machine: GEMM {:.1f} GFLOP/s, read bandwidth {:.1f} GB/s\n", rates.gemm_gflops,
+                           rates.read_gbps);
   generate(model, *policy, prompt, settings);  // warm-up
   std::vector<double> prefill, decode;
   for (int64_t r = 0; r < o.repeats; ++r) {

@@ -1,0 +1,44 @@
+#include "engine/machine_rates.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace kvbench {
+
+namespace {
+
+// Best (shortest) wall time of `work` over `rounds` runs, after one warm-up; a copy to the CPU waits for
+// the device.
+template <typename Work>
+double best_seconds(int rounds, Work&& work) {
+  work().cpu();
+  double best = 1e30;
+  for (int r = 0; r < rounds; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    work().cpu();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return best;
+}
+
+}  // namespace
+
+MachineRates measure_machine_rates(at::Device device, at::ScalarType dtype) {
+  const auto options = at::TensorOptions().device(device).dtype(dtype);
+  MachineRates rates;
+  // GEMM: [n, n] × [n, n], large enough that packing and threading overheads vanish.
+  const int64_t n = device.is_cpu() ? 1536 : 8192;
+  const at::Tensor a = at::randn({n, n}, options), b = at::randn({n, n}, options);
+  rates.gemm_gflops = 2.0 * n * n * n / best_seconds(3, [&] { return at::mm(a, b).sum(); }) / 1e9;
+  // Read bandwidth: 1 GiB of float32 (2^28 elements), far past every cache; the faster of two readers.
+  const int64_t rows = 16384, cols = (int64_t{1} << 28) / rows;
+  const at::Tensor matrix = at::rand({rows, cols}, options.dtype(at::kFloat));
+  const at::Tensor vector = at::rand({cols}, options.dtype(at::kFloat));
+  const double bytes = static_cast<double>(matrix.numel()) * 4.0;
+  const double gemv = best_seconds(3, [&] { return at::mv(matrix, vector); });
+  const double sum = best_seconds(3, [&] { return matrix.sum(); });
+  rates.read_gbps = bytes / std::min(gemv, sum) / 1e9;
+  return rates;
+}
+
+}  // namespace kvbench

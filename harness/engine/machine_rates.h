@@ -1,0 +1,17 @@
+// The machine's own speed limits, measured in the same run as a benchmark so figures are ratios that
+// compare across machines (AVX2 vs AVX-512 hosts, 2 vs 16 cores): the dense matrix-product FLOP rate
+// and the memory read bandwidth, each with the current thread settings.
+#pragma once
+#include <ATen/ATen.h>
+
+namespace kvbench {
+
+struct MachineRates {
+  double gemm_gflops = 0.0;  // best of a few square products in `dtype` (float32: the BLAS sgemm rate)
+  double read_gbps = 0.0;    // best of a few passes reading a ≥ 1 GiB matrix (matrix-vector product, sum)
+};
+
+// About a second of work on a 2-core CPU; `device` and `dtype` as the benchmark's model.
+MachineRates measure_machine_rates(at::Device device, at::ScalarType dtype = at::kFloat);
+
+}  // namespace kvbench
