@@ -71,6 +71,82 @@ void run_decode_bench(const DecodeBenchOptions& o) {
                            decode[decode.size() / 2]);
 }
 
+struct ThroughputBenchOptions {
+  ModelOptions model;
+  PolicyCliOptions policy;
+  std::vector<int64_t> batches = {1, 4, 16, 64};
+  int64_t prompt_len = 128, new_tokens = 64, rounds = 2;
+};
+
+// FLOPs of one decode token: every linear layer's multiply-adds (the LM head included) and attention's two
+// products (scores and weighted values) over `cache` entries per head.
+double decode_flops(const Model& model, double cache) {
+  const auto& c = model.config();
+  double weights = static_cast<double>(model.weights().lm_head.numel());
+  for (const LayerWeights& w : model.weights().layers)
+    for (const at::Tensor* t : {&w.q_proj, &w.k_proj, &w.v_proj, &w.o_proj, &w.gate_proj, &w.up_proj, &w.down_proj})
+      weights += static_cast<double>(t->numel());
+  return 2.0 * weights + 4.0 * static_cast<double>(c.num_layers * c.num_heads * c.head_dim) * cache;
+}
+
+struct BatchTiming {
+  double decode_tokens_per_second = 0.0, mean_cache = 0.0;
+};
+
+// B samples (distinct random prompts) decoded together with a fixed length: every slot is prefilled before
+// the first decode step, so decode time = wall time − the prefills.
+BatchTiming time_batch(const Model& model, const ThroughputBenchOptions& o, int64_t B, uint64_t seed) {
+  std::vector<std::unique_ptr<Policy>> policies;
+  std::vector<std::unique_ptr<SampleGeneration>> generations;
+  for (int64_t b = 0; b < B; ++b) {
+    policies.push_back(make_policy(o.policy.policy, {o.policy.seed, false, o.policy.scorer}));
+    GenerationSettings settings;
+    settings.budget = o.policy.budget(*policies.back(), 0);
+    if (settings.budget.h <= 0) settings.budget.h = o.prompt_len;  // full cache: one prefill pass
+    settings.max_new_tokens = o.new_tokens;
+    generations.push_back(std::make_unique<SampleGeneration>(
+        model, *policies.back(), random_ids(o.prompt_len, model.config().vocab_size, seed + b), settings));
+  }
+  size_t handed = 0;
+  const auto start = std::chrono::steady_clock::now();
+  generate_continuously(
+      model, B, [&] { return handed < generations.size() ? generations[handed++].get() : nullptr; },
+      [](SampleGeneration*) {});
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  BatchTiming timing;
+  double prefill = 0.0, tokens = 0.0;
+  for (auto& g : generations) {
+    const GenerationResult result = g->take();
+    prefill += result.prefill_seconds;
+    tokens += static_cast<double>(result.rollouts[0].generated.size() - 1);  // token 1 comes from the prefill
+    timing.mean_cache += result.mean_cache_size / static_cast<double>(B);
+  }
+  timing.decode_tokens_per_second = tokens / (wall - prefill);
+  return timing;
+}
+
+void run_throughput_bench(const ThroughputBenchOptions& o) {
+  const Model model = o.model.load();
+  std::cout << describe(o.model, model) << "\n";
+  const MachineRates rates = measure_machine_rates(o.model.parsed_device());
+  std::cout << fmt::format("machine: GEMM {:.1f} GFLOP/s; policy {}, J {}, prompt {}, {} new tokens per sample\n",
+                           rates.gemm_gflops, o.policy.policy, o.policy.J, o.prompt_len, o.new_tokens);
+  time_batch(model, o, 1, 999);  // warm-up
+  for (int64_t round = 1; round <= o.rounds; ++round) {
+    std::cout << fmt::format("round {}\n{:>6} {:>14} {:>9} {:>10} {:>8}\n", round, "batch", "decode tok/s", "speed-up",
+                             "GFLOP/s", "% GEMM");
+    double single = 0.0;
+    for (int64_t B : o.batches) {
+      const BatchTiming t = time_batch(model, o, B, 1000 * round);
+      if (single == 0.0) single = t.decode_tokens_per_second / static_cast<double>(B);
+      const double gflops = t.decode_tokens_per_second * decode_flops(model, t.mean_cache) / 1e9;
+      std::cout << fmt::format("{:>6} {:>14.1f} {:>8.2f}x {:>10.1f} {:>7.1f}%", B, t.decode_tokens_per_second,
+                               t.decode_tokens_per_second / single, gflops, 100.0 * gflops / rates.gemm_gflops)
+                << std::endl;
+    }
+  }
+}
+
 struct RefreshBenchOptions {
   ModelOptions model;
   std::vector<int64_t> sizes = {512, 1024, 2048, 4096};
@@ -121,7 +197,7 @@ void run_refresh_bench(const RefreshBenchOptions& o) {
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  CLI::App* bench = app.add_subcommand("bench", "Benchmarks: decode throughput, refresh latency");
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks: decode speed, batched throughput, refresh latency");
   bench->require_subcommand(1);
 
   auto decode = std::make_shared<DecodeBenchOptions>();
@@ -131,6 +207,20 @@ void add_bench_command(CLI::App& app) {
   d->add_option("--new", decode->new_tokens, "New tokens")->capture_default_str();
   d->add_option("--repeats", decode->repeats, "Timed repeats (median reported)")->capture_default_str();
   d->callback([decode] { run_decode_bench(*decode); });
+
+  auto throughput = std::make_shared<ThroughputBenchOptions>();
+  CLI::App* t = bench->add_subcommand(
+      "throughput",
+      "Aggregate decode tokens/s of B samples decoded together (refreshes included), the speed-up over the first\n"
+      "batch size, and the achieved GFLOP/s (2 × linear weights + 4 × layers × heads × head_dim × cache per\n"
+      "token) against the GEMM rate measured in the same run");
+  throughput->model.add_to(t);
+  throughput->policy.add_to(t);
+  t->add_option("--batch", throughput->batches, "Batch sizes, comma-separated")->delimiter(',')->capture_default_str();
+  t->add_option("--prompt-len", throughput->prompt_len, "Prompt tokens per sample")->capture_default_str();
+  t->add_option("--new", throughput->new_tokens, "New tokens per sample")->capture_default_str();
+  t->add_option("--rounds", throughput->rounds, "Rounds (each prints its own table)")->capture_default_str();
+  t->callback([throughput] { run_throughput_bench(*throughput); });
 
   auto refresh = std::make_shared<RefreshBenchOptions>();
   CLI::App* r = bench->add_subcommand("refresh", "Refresh scoring latency vs cache size n, per policy");

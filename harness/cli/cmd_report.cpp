@@ -65,9 +65,9 @@ void report_command(const ReportOptions& o) {
 void inspect_command(const std::string& file) {
   const JobResults job = load_job_results(file);
   const Results& r = job.results;
-  std::cout << fmt::format("{}\n  kvbench {} (commit {}), libtorch {}, {} {}, host {}\n  {} → {}\n", file,
+  std::cout << fmt::format("{}\n  kvbench {} (commit {}), libtorch {}, {} {}, batch {}, host {}\n  {} → {}\n", file,
                            r.info.kvbench_version, r.info.git_commit, r.info.torch_version, r.info.device,
-                           r.info.dtype, r.info.host, r.info.start_time, r.info.end_time);
+                           r.info.dtype, r.info.batch, r.info.host, r.info.start_time, r.info.end_time);
   std::cout << "  config: " << r.info.config_json << "\n";
   const Summary& s = r.summary;
   std::cout << fmt::format("  score {:.3f} [{:.3f}, {:.3f}]  pred=None {:.3f}  mean length {:.1f}  ({} samples, {} "

@@ -19,7 +19,7 @@ struct RunCliOptions {
   ModelOptions model;
   PolicyCliOptions policy;
   std::string task, data, data_root, prompt_mode = "raw", out, samples;
-  int64_t max_new = 0, rollouts = 0, limit = 0;
+  int64_t max_new = 0, rollouts = 0, limit = 0, batch = 0;
   double temperature = -1.0, top_p = -1.0;
   uint64_t seed = 0;
   bool force = false, quiet = false;
@@ -64,7 +64,8 @@ void run_command(const RunCliOptions& o) {
     return;
   }
   const LoadedModel loaded = load_job_model(job);
-  const RunOutcome outcome = run_job(job, out, loaded.model, loaded.tokenizer, {o.force, !o.quiet, job_label(job)});
+  const RunOutcome outcome = run_job(job, out, loaded.model, loaded.tokenizer,
+                                     {o.force, !o.quiet, job_label(job), batch_size(o.batch, loaded.model)});
   if (outcome.resumed > 0) fmt::print(stderr, "resumed: {} samples were already finished\n", outcome.resumed);
   std::cout << summary_line(out.string(), outcome.summary) << "\n";
 }
@@ -80,6 +81,15 @@ LoadedModel load_job_model(const JobConfig& job) {
   options.dtype = job.dtype;
   return {options.load(), Tokenizer::load(job.model)};
 }
+
+void add_batch_option(CLI::App* command, int64_t& batch) {
+  command->add_option("--batch", batch,
+                      "Samples decoded together (× their rollouts); a finished sample's slot takes the next one. "
+                      "Results do not depend on it; results files record it. Default: 16 on CPU, 64 on CUDA")
+      ->check(CLI::Range(int64_t{0}, int64_t{4096}));
+}
+
+int64_t batch_size(int64_t requested, const Model& model) { return requested > 0 ? requested : default_batch(model); }
 
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunCliOptions>();
@@ -108,6 +118,7 @@ void add_run_command(CLI::App& app) {
                                              "(default: the task's)");
   cmd->add_option("--seed", o->seed, "Sampling seed (rollout r draws from its own stream)")->capture_default_str();
   cmd->add_option("--limit", o->limit, "Only the first N samples (0 = all)")->capture_default_str();
+  add_batch_option(cmd, o->batch);
   cmd->add_option("--samples", o->samples, "Only these sample ids, comma-separated (e.g. s0/3,s0/7)");
   cmd->add_option("--out", o->out, "Results file (default: results/<job label>.h5)");
   cmd->add_flag("--force", o->force, "Replace an existing output or work file, even of a different job");

@@ -27,7 +27,7 @@ namespace {
 
 struct SweepOptions {
   std::string config, out_dir, data_root, shard = "0/1", emit_slurm, models_dir, scorers_dir = "scorers";
-  int64_t slurm_shards = 0, limit = 0;
+  int64_t slurm_shards = 0, limit = 0, batch = 0;
   std::vector<std::string> sbatch, set;
   bool dry_run = false, no_bench = false, force = false, quiet = false;
 };
@@ -95,6 +95,7 @@ std::vector<std::string> forwarded_options(const SweepOptions& o) {
   add("--scorers-dir", std::filesystem::absolute(o.scorers_dir).string());
   for (const auto& item : o.set) add("--set", item);
   if (o.limit > 0) add("--limit", std::to_string(o.limit));
+  if (o.batch > 0) add("--batch", std::to_string(o.batch));
   return words;
 }
 
@@ -132,7 +133,8 @@ void run_jobs(const SweepOptions& o, const std::vector<SweepJob>& jobs) {
       loaded.emplace(load_job_model(entry.job));
       loaded_key = key;
     }
-    const RunOutcome outcome = run_job(entry.job, entry.out, loaded->model, loaded->tokenizer, {o.force, !o.quiet, label});
+    const RunOutcome outcome = run_job(entry.job, entry.out, loaded->model, loaded->tokenizer,
+                                       {o.force, !o.quiet, label, batch_size(o.batch, loaded->model)});
     if (outcome.resumed > 0)
       fmt::print(stderr, "{}: resumed, {} samples were already finished\n", label, outcome.resumed);
     std::cout << summary_line(entry.label, outcome.summary) << std::endl;
@@ -351,6 +353,7 @@ void add_sweep_command(CLI::App& app) {
                   "model.ID=PATH: read model ID from PATH; FIELD=VALUE: set a job field for every job, e.g.\n"
                   "max_new=64, device=cpu, dtype=float32 (not model, task, policy, J, h, seed, rollouts). Repeatable");
   cmd->add_option("--limit", o->limit, "Only the first N samples of every job (same as --set limit=N)");
+  add_batch_option(cmd, o->batch);
   cmd->add_option("--scorers-dir", o->scorers_dir, "Where a recipe's kvpop scorers are (see `kvbench train-scorer`)")
       ->capture_default_str();
   cmd->add_flag("--dry-run", o->dry_run,

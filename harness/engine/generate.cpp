@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "common/error.h"
 
@@ -15,18 +16,10 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Algorithm 2 (a step): feed tokens [B, T] at their original positions [B, T]; attention always runs
-// over everything cached plus the new tokens, so a step never loses information — only refreshes do.
-at::Tensor step(const Model& model, KvCache& cache, Policy& policy, const at::Tensor& ids, const at::Tensor& positions) {
-  ForwardOptions options;
-  options.attention = policy.needs().step_attention;
-  ForwardResult result = model.forward(ids, positions, cache, options);
-  policy.observe(result, cache);
-  return result.logits;
-}
+}  // namespace
 
 // The decode side of Algorithm 1: one sampler and one token list per rollout.
-class Rollouts {
+class SampleGeneration::Rollouts {
  public:
   Rollouts(const GenerationSettings& settings, const StopCheck& stop)
       : settings_(settings), stop_(stop), results_(settings.rollouts), active_(settings.rollouts, true) {
@@ -71,8 +64,6 @@ class Rollouts {
   std::vector<bool> active_;
 };
 
-}  // namespace
-
 void validate(const GenerationSettings& s, int64_t prompt_length, const Policy& policy) {
   const CacheBudget& b = s.budget;
   if (prompt_length <= 0) fail("the prompt is empty");
@@ -90,63 +81,129 @@ void validate(const GenerationSettings& s, int64_t prompt_length, const Policy& 
     fail("policy {} always keeps the newest {} entries, more than J ({})", policy.name(), rule.recent, b.J);
 }
 
-GenerationResult generate(const Model& model, Policy& policy, const std::vector<int64_t>& prompt,
-                          const GenerationSettings& settings, const StopCheck& stop) {
-  const int64_t P = static_cast<int64_t>(prompt.size());
-  validate(settings, P, policy);
-  const CacheBudget& budget = settings.budget;
-  const at::Device device = model.options().device();
-  policy.reset();
-  policy.prepare(model, prompt, settings, stop);
-  KvCache cache(model.config(), 1, model.options(), policy.needs().last_layer_input);
-  GenerationResult result;
-  result.prompt = prompt;
-  auto record_refresh = [&](const char* phase, int64_t step, int64_t processed) {
-    RefreshRecord record = refresh(model, cache, policy, budget);
-    record.phase = phase;
-    record.step = step;
-    record.processed = processed;
-    result.refreshes.push_back(std::move(record));
-  };
+SampleGeneration::SampleGeneration(const Model& model, Policy& policy, std::vector<int64_t> prompt,
+                                   GenerationSettings settings, StopCheck stop)
+    : model_(model),
+      policy_(policy),
+      settings_(std::move(settings)),
+      stop_(std::move(stop)),
+      cache_(model.config(), 1, model.options(), policy.needs().last_layer_input) {
+  validate(settings_, static_cast<int64_t>(prompt.size()), policy_);
+  result_.prompt = std::move(prompt);
+  policy_.reset();
+  policy_.prepare(model_, result_.prompt, settings_, stop_);
+}
 
-  // Prefill, shared by all rollouts.
-  auto start = Clock::now();
-  const at::Tensor prompt_ids = at::tensor(prompt, at::kLong).unsqueeze(0).to(device);
+SampleGeneration::~SampleGeneration() = default;
+
+// Algorithm 2 (a step), after the forward pass: the policy observes it; then Algorithm 3 if due. Attention
+// always runs over everything cached plus the new tokens, so a step never loses information — only
+// refreshes do.
+void SampleGeneration::observe_and_refresh(const ForwardResult& step, const char* phase, int64_t index,
+                                           int64_t processed, bool due) {
+  policy_.observe(step, cache_);
+  result_.peak_cache_size = std::max(result_.peak_cache_size, cache_.size());
+  if (!due || !policy_.evicts()) return;
+  RefreshRecord record = refresh(model_, cache_, policy_, settings_.budget);
+  record.phase = phase;
+  record.step = index;
+  record.processed = processed;
+  result_.refreshes.push_back(std::move(record));
+}
+
+void SampleGeneration::prefill() {
+  const auto start = Clock::now();
+  const CacheBudget& budget = settings_.budget;
+  const at::Device device = model_.options().device();
+  const int64_t P = static_cast<int64_t>(result_.prompt.size());
+  const at::Tensor prompt_ids = at::tensor(result_.prompt, at::kLong).unsqueeze(0).to(device);
   const int64_t chunk = budget.mode == CacheBudget::Mode::Chunked ? budget.h : P;
   at::Tensor logits;
   for (int64_t begin = 0, index = 0; begin < P; begin += chunk, ++index) {
     const int64_t length = std::min(chunk, P - begin);
-    logits = step(model, cache, policy, prompt_ids.narrow(1, begin, length),
-                  at::arange(begin, begin + length, at::kLong).unsqueeze(0).to(device));
-    result.peak_cache_size = std::max(result.peak_cache_size, cache.size());
-    if (policy.evicts() && cache.size() > budget.J + budget.frozen) record_refresh("prefill", index, begin + length);
+    StepInput input{prompt_ids.narrow(1, begin, length),
+                    at::arange(begin, begin + length, at::kLong).unsqueeze(0).to(device), &cache_, {}};
+    input.options.attention = policy_.needs().step_attention;
+    const ForwardResult step = model_.forward({input}).front();
+    observe_and_refresh(step, "prefill", index, begin + length, cache_.size() > budget.J + budget.frozen);
+    logits = step.logits;
   }
+  // The rollouts fork from the prefilled prompt.
+  const int64_t R = settings_.rollouts;
+  if (R > 1) {
+    cache_.expand_batch(R);
+    policy_.expand_batch(R);
+    logits = logits.expand({R, logits.size(1), logits.size(2)});
+  }
+  rollouts_ = std::make_unique<Rollouts>(settings_, stop_);
+  rollouts_->choose(logits);  // reading the first token waits for the device: prefill time = time to first token
+  result_.prefill_seconds = seconds_since(start);
+  decode_start_ = Clock::now();
+}
 
-  // Decode.
-  if (settings.rollouts > 1) {
-    cache.expand_batch(settings.rollouts);
-    policy.expand_batch(settings.rollouts);
-    logits = logits.expand({settings.rollouts, logits.size(1), logits.size(2)});
+bool SampleGeneration::done() const { return rollouts_ && !rollouts_->any_active(); }
+
+StepInput SampleGeneration::next_step() {
+  const at::Device device = model_.options().device();
+  const int64_t P = static_cast<int64_t>(result_.prompt.size());
+  ++step_;
+  StepInput input{rollouts_->last_tokens(device), at::full({settings_.rollouts, 1}, P + step_ - 1, at::kLong).to(device),
+                  &cache_, {}};
+  input.options.attention = policy_.needs().step_attention;
+  return input;
+}
+
+void SampleGeneration::finish_step(const ForwardResult& step) {
+  const int64_t processed = static_cast<int64_t>(result_.prompt.size()) + step_;
+  cache_size_sum_ += static_cast<double>(cache_.size());
+  observe_and_refresh(step, "decode", step_, processed, processed % settings_.budget.h == 0);
+  rollouts_->choose(step.logits);  // from the logits computed before the refresh
+  if (done()) result_.decode_seconds = seconds_since(decode_start_);
+}
+
+GenerationResult SampleGeneration::take() {
+  result_.mean_cache_size = step_ ? cache_size_sum_ / static_cast<double>(step_) : static_cast<double>(cache_.size());
+  result_.rollouts = rollouts_->take();
+  return std::move(result_);
+}
+
+GenerationResult generate(const Model& model, Policy& policy, const std::vector<int64_t>& prompt,
+                          const GenerationSettings& settings, const StopCheck& stop) {
+  SampleGeneration generation(model, policy, prompt, settings, stop);
+  generate_continuously(model, 1, [&, given = false]() mutable { return std::exchange(given, true) ? nullptr : &generation; },
+                        [](SampleGeneration*) {});
+  return generation.take();
+}
+
+int64_t default_batch(const Model& model) { return model.options().device().is_cpu() ? 16 : 64; }
+
+void generate_continuously(const Model& model, int64_t batch, const std::function<SampleGeneration*()>& next,
+                           const std::function<void(SampleGeneration*)>& finished) {
+  std::vector<SampleGeneration*> active;
+  bool exhausted = false;
+  while (true) {
+    // A free slot takes the next sample's prefill (alone: a prompt is many rows, a decode step one per rollout).
+    while (!exhausted && static_cast<int64_t>(active.size()) < batch) {
+      SampleGeneration* generation = next();
+      if (!generation) {
+        exhausted = true;
+        break;
+      }
+      generation->prefill();
+      if (generation->done())
+        finished(generation);
+      else
+        active.push_back(generation);
+    }
+    if (active.empty()) return;
+    std::vector<StepInput> inputs;
+    for (SampleGeneration* generation : active) inputs.push_back(generation->next_step());
+    const std::vector<ForwardResult> steps = model.forward(inputs);
+    for (size_t i = 0; i < active.size(); ++i) active[i]->finish_step(steps[i]);
+    const auto first_done = std::stable_partition(active.begin(), active.end(), [](auto* g) { return !g->done(); });
+    for (auto it = first_done; it != active.end(); ++it) finished(*it);
+    active.erase(first_done, active.end());
   }
-  Rollouts rollouts(settings, stop);
-  rollouts.choose(logits);  // reading the first token waits for the device: prefill time = time to first token
-  result.prefill_seconds = seconds_since(start);
-  start = Clock::now();
-  double cache_size_sum = 0.0;
-  int64_t decode_steps = 0;
-  for (int64_t s = 1; rollouts.any_active(); ++s) {
-    const at::Tensor position = at::full({settings.rollouts, 1}, P + s - 1, at::kLong).to(device);
-    logits = step(model, cache, policy, rollouts.last_tokens(device), position);
-    cache_size_sum += static_cast<double>(cache.size());
-    ++decode_steps;
-    result.peak_cache_size = std::max(result.peak_cache_size, cache.size());
-    if (policy.evicts() && (P + s) % budget.h == 0) record_refresh("decode", s, P + s);
-    rollouts.choose(logits);  // from the logits computed before the refresh
-  }
-  result.decode_seconds = seconds_since(start);
-  result.mean_cache_size = decode_steps ? cache_size_sum / decode_steps : static_cast<double>(cache.size());
-  result.rollouts = rollouts.take();
-  return result;
 }
 
 }  // namespace kvbench

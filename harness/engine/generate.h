@@ -1,4 +1,7 @@
 // Algorithm 1 (the generate loop) and Algorithm 2 (a step) of the counter-causal paper, for any policy.
+// One sample's generation is a SampleGeneration, stepped from outside, so that several samples can share
+// every decode step's forward pass (generate_continuously) while each keeps its own cache, refresh
+// schedule and policy state — exactly what it has when generated alone.
 //
 //   prefill: the prompt in chunks of h at positions 0..P−1, a refresh after each chunk while the
 //            cache holds more than J + frozen entries (mode prefill_end: one pass, one refresh);
@@ -6,6 +9,9 @@
 //            is fed at position P+s−1, a refresh runs when (P+s) % h == 0, and the next token is
 //            chosen from the logits computed *before* that refresh.
 #pragma once
+#include <chrono>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,7 +46,54 @@ struct GenerationResult {
 // Throws kvbench::Error on impossible settings (J ≤ 0, h ≤ 0, recent ≥ J, frozen ≥ prompt length, ...).
 void validate(const GenerationSettings& settings, int64_t prompt_length, const Policy& policy);
 
+// Algorithm 1 for one sample: prefill(), then decode steps (next_step → a forward pass → finish_step)
+// until done().
+class SampleGeneration {
+ public:
+  // Validates the settings (kvbench::Error) and lets the policy prepare; `policy` must outlive this.
+  SampleGeneration(const Model& model, Policy& policy, std::vector<int64_t> prompt, GenerationSettings settings,
+                   StopCheck stop = {});
+  SampleGeneration(const SampleGeneration&) = delete;
+  SampleGeneration& operator=(const SampleGeneration&) = delete;
+  ~SampleGeneration();
+
+  // The prompt in chunks of h (a refresh after each while over budget), then the first token of each rollout.
+  void prefill();
+  bool done() const;
+  // Algorithm 2's input at decode step s: every rollout's previous token at position P+s−1.
+  StepInput next_step();
+  // That step's output: the policy observes it, the refresh runs when (P+s) % h == 0, and each rollout's
+  // next token is chosen from the logits computed before the refresh.
+  void finish_step(const ForwardResult& step);
+  GenerationResult take();
+
+ private:
+  class Rollouts;
+  void observe_and_refresh(const ForwardResult& step, const char* phase, int64_t index, int64_t processed, bool due);
+
+  const Model& model_;
+  Policy& policy_;
+  GenerationSettings settings_;
+  StopCheck stop_;
+  KvCache cache_;
+  std::unique_ptr<Rollouts> rollouts_;
+  GenerationResult result_;
+  int64_t step_ = 0;  // decode steps fed so far
+  double cache_size_sum_ = 0.0;
+  std::chrono::steady_clock::time_point decode_start_;
+};
+
 GenerationResult generate(const Model& model, Policy& policy, const std::vector<int64_t>& prompt,
                           const GenerationSettings& settings, const StopCheck& stop = {});
+
+// Samples decoded together by default: enough sequences that a decode step's weight reads are shared by
+// many tokens (see `kvbench bench throughput`): 16 on CPU, 64 on CUDA.
+int64_t default_batch(const Model& model);
+
+// Continuous batching: up to `batch` samples decode together, one forward pass per step for all of them.
+// `next` hands out the next sample's generation (nullptr when none is left), which is prefilled alone
+// when a slot is free; `finished` receives each generation as it completes (in completion order).
+void generate_continuously(const Model& model, int64_t batch, const std::function<SampleGeneration*()>& next,
+                           const std::function<void(SampleGeneration*)>& finished);
 
 }  // namespace kvbench

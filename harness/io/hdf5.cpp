@@ -269,6 +269,8 @@ bool has_object(const Location& parent, const std::string& name) {
   return H5Lexists(parent.handle.id(), name.c_str(), H5P_DEFAULT) > 0;
 }
 
+bool has_attribute(const Location& at, const std::string& name) { return H5Aexists(at.handle.id(), name.c_str()) > 0; }
+
 void write_attribute(const Location& at, const std::string& name, const std::string& value) {
   const char* text = value.c_str();
   write_scalar_attribute(at, name, string_type().id(), &text);

@@ -45,6 +45,7 @@ Location open_file(const std::filesystem::path& path);    // read-only; a sealed
 Location create_group(const Location& parent, const std::string& name);
 Location open_group(const Location& parent, const std::string& name);
 bool has_object(const Location& parent, const std::string& name);
+bool has_attribute(const Location& at, const std::string& name);
 
 void write_attribute(const Location& at, const std::string& name, const std::string& value);
 void write_attribute(const Location& at, const std::string& name, double value);

@@ -175,6 +175,12 @@ std::vector<ResultRow> read_rows(const h5::Location& group) {
   return rows;
 }
 
+RunInfo run_info_of(const h5::Location& root) {
+  RunInfo info = read_attributes(root, kInfoFields);
+  if (h5::has_attribute(root, "batch")) info.batch = h5::read_int_attribute(root, "batch");
+  return info;
+}
+
 }  // namespace
 
 Summary summarize(const std::vector<ResultRow>& rows) {
@@ -204,6 +210,7 @@ void write_results(const std::filesystem::path& path, const Results& results) {
     const h5::Location root = h5::create_file(path);
     h5::write_attribute(root, "schema_version", kSchemaVersion);
     write_attributes(root, results.info, kInfoFields);
+    h5::write_attribute(root, "batch", results.info.batch);
     write_attributes(h5::create_group(root, "summary"), results.summary, kSummaryFields);
     write_rows(h5::create_group(root, "rows"), results.rows);
     write_columns(h5::create_group(root, "refreshes"), results.refreshes, kTraceFields);
@@ -214,7 +221,7 @@ void write_results(const std::filesystem::path& path, const Results& results) {
 Results read_results(const std::filesystem::path& path) {
   const h5::Location root = h5::open_file(path);
   Results results;
-  results.info = read_attributes(root, kInfoFields);
+  results.info = run_info_of(root);
   results.summary = read_attributes(h5::open_group(root, "summary"), kSummaryFields);
   results.rows = read_rows(h5::open_group(root, "rows"));
   const h5::Location refreshes = h5::open_group(root, "refreshes");
@@ -222,7 +229,7 @@ Results read_results(const std::filesystem::path& path) {
   return results;
 }
 
-RunInfo read_run_info(const std::filesystem::path& path) { return read_attributes(h5::open_file(path), kInfoFields); }
+RunInfo read_run_info(const std::filesystem::path& path) { return run_info_of(h5::open_file(path)); }
 
 // The journal's JSON mirrors the HDF5 columns; pred null = pred=None.
 json to_json(const ResultRow& row) {

@@ -46,6 +46,7 @@ struct RefreshTrace {  // one refresh as seen by one row
 
 struct RunInfo {
   std::string kvbench_version, git_commit, config_json, torch_version, device, dtype, host, start_time, end_time;
+  int64_t batch = 1;  // samples decoded together (--batch); files from before batching ran one at a time
 };
 
 struct Summary {

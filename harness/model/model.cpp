@@ -84,19 +84,31 @@ at::Tensor Model::rope(const at::Tensor& x, const at::Tensor& positions) const {
 
 at::Tensor Model::query(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const {
   const LayerWeights& w = weights_.layers[layer];
-  const int64_t B = normed.size(0), T = normed.size(1);
-  at::Tensor q = linear(normed, w.q_proj, w.q_bias).view({B, T, config_.num_heads, config_.head_dim});
+  at::Tensor q = linear(normed, w.q_proj, w.q_bias).unflatten(-1, {config_.num_heads, config_.head_dim});
   if (config_.qk_norm) q = rms_norm(q, w.q_norm);
   return rope(q.transpose(1, 2), positions);
 }
 
-QueryKeyValue Model::project(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const {
+QueryKeyValue Model::project_heads(int64_t layer, const at::Tensor& normed) const {
   const LayerWeights& w = weights_.layers[layer];
-  const int64_t B = normed.size(0), T = normed.size(1);
-  at::Tensor k = linear(normed, w.k_proj, w.k_bias).view({B, T, config_.num_kv_heads, config_.head_dim});
-  if (config_.qk_norm) k = rms_norm(k, w.k_norm);
-  at::Tensor v = linear(normed, w.v_proj, w.v_bias).view({B, T, config_.num_kv_heads, config_.head_dim});
-  return {query(layer, normed, positions), rope(k.transpose(1, 2), positions), v.transpose(1, 2)};
+  auto heads = [&](const at::Tensor& weight, const at::Tensor& bias, int64_t count) {
+    return linear(normed, weight, bias).unflatten(-1, {count, config_.head_dim});
+  };
+  QueryKeyValue p{heads(w.q_proj, w.q_bias, config_.num_heads), heads(w.k_proj, w.k_bias, config_.num_kv_heads),
+                  heads(w.v_proj, w.v_bias, config_.num_kv_heads)};
+  if (config_.qk_norm) {
+    p.q = rms_norm(p.q, w.q_norm);
+    p.k = rms_norm(p.k, w.k_norm);
+  }
+  return p;
+}
+
+QueryKeyValue Model::rotate(const QueryKeyValue& heads, const at::Tensor& positions) const {
+  return {rope(heads.q.transpose(1, 2), positions), rope(heads.k.transpose(1, 2), positions), heads.v.transpose(1, 2)};
+}
+
+QueryKeyValue Model::project(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const {
+  return rotate(project_heads(layer, normed), positions);
 }
 
 at::Tensor Model::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& allowed,
@@ -141,25 +153,57 @@ at::Tensor Model::logits(const at::Tensor& x) const {
 
 ForwardResult Model::forward(const at::Tensor& ids, const at::Tensor& positions, KvCache& cache,
                              const ForwardOptions& options) const {
-  const int64_t T = ids.size(1), cached = cache.size();
-  const at::Tensor allowed = T > 1 ? causal_mask(T, cached, ids.device()) : at::Tensor();
-  ForwardResult result;
-  at::Tensor x = embed(ids), last_layer_input;
-  cache.begin_append(T);
-  for (int64_t l = 0; l < config_.num_layers; ++l) {
-    if (l == config_.num_layers - 1) last_layer_input = x;
-    const QueryKeyValue qkv = project(l, rms_norm(x, weights_.layers[l].input_norm), positions);
-    const auto [k, v] = cache.append_layer(l, qkv.k, qkv.v);
-    const bool capture = options.attention == AttentionCapture::AllLayers ||
-                         (options.attention == AttentionCapture::LastLayer && l == config_.num_layers - 1);
-    at::Tensor probs;
-    x = attention_residual(l, x, attend(qkv.q, k, v, allowed, capture ? &probs : nullptr));
-    x = mlp_residual(l, x);
-    if (capture) result.attention.push_back(probs);
+  return std::move(forward({StepInput{ids, positions, &cache, options}}).front());
+}
+
+std::vector<ForwardResult> Model::forward(const std::vector<StepInput>& groups) const {
+  // Every group's new tokens are rows of one matrix x [M, hidden]; group g owns rows [offset[g], offset[g+1]).
+  std::vector<int64_t> offset{0};
+  std::vector<at::Tensor> embedded, allowed;
+  for (const StepInput& g : groups) {
+    const int64_t T = g.ids.size(1);
+    embedded.push_back(embed(g.ids).flatten(0, 1));
+    offset.push_back(offset.back() + g.ids.numel());
+    allowed.push_back(T > 1 ? causal_mask(T, g.cache->size(), g.ids.device()) : at::Tensor());
+    g.cache->begin_append(T);
   }
-  cache.end_append(ids, positions, last_layer_input);
-  result.logits = logits(options.all_logits ? x : x.narrow(1, T - 1, 1));
-  return result;
+  auto rows = [&](const at::Tensor& packed, size_t g) {
+    return packed.narrow(0, offset[g], offset[g + 1] - offset[g]).unflatten(0, {groups[g].ids.size(0), groups[g].ids.size(1)});
+  };
+  std::vector<ForwardResult> results(groups.size());
+  at::Tensor x = embedded.size() == 1 ? embedded.front() : at::cat(embedded), last_layer_input;
+  for (int64_t l = 0; l < config_.num_layers; ++l) {
+    const bool last = l == config_.num_layers - 1;
+    if (last) last_layer_input = x;
+    const QueryKeyValue heads = project_heads(l, rms_norm(x, weights_.layers[l].input_norm));
+    std::vector<at::Tensor> attended;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const QueryKeyValue qkv = rotate({rows(heads.q, g), rows(heads.k, g), rows(heads.v, g)}, groups[g].positions);
+      const auto [k, v] = groups[g].cache->append_layer(l, qkv.k, qkv.v);
+      const AttentionCapture capture = groups[g].options.attention;
+      at::Tensor probs;
+      const bool keep = capture == AttentionCapture::AllLayers || (capture == AttentionCapture::LastLayer && last);
+      attended.push_back(attend(qkv.q, k, v, allowed[g], keep ? &probs : nullptr).flatten(0, 1));
+      if (keep) results[g].attention.push_back(probs);
+    }
+    x = attention_residual(l, x, attended.size() == 1 ? attended.front() : at::cat(attended));
+    x = mlp_residual(l, x);
+  }
+  // The LM head runs once over the rows whose logits are wanted: every row, or each sequence's last.
+  std::vector<at::Tensor> wanted;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    groups[g].cache->end_append(groups[g].ids, groups[g].positions, rows(last_layer_input, g));
+    const at::Tensor group_rows = rows(x, g);
+    const int64_t T = group_rows.size(1);
+    wanted.push_back((groups[g].options.all_logits ? group_rows : group_rows.narrow(1, T - 1, 1)).flatten(0, 1));
+  }
+  const at::Tensor all = logits(wanted.size() == 1 ? wanted.front() : at::cat(wanted));
+  for (size_t g = 0, begin = 0; g < groups.size(); ++g) {
+    const int64_t B = groups[g].ids.size(0), count = wanted[g].size(0);
+    results[g].logits = all.narrow(0, begin, count).view({B, count / B, all.size(-1)});
+    begin += count;
+  }
+  return results;
 }
 
 at::Tensor Model::forward_sequence(const at::Tensor& ids, const at::Tensor& positions,

@@ -52,6 +52,14 @@ struct QueryKeyValue {
   at::Tensor v;  // [B, KV, T, D]
 };
 
+// One sequence group's share of a forward pass: new tokens ids [B, T] at original positions [B, T],
+// appended to `cache`. Several groups (samples with caches of different lengths) can share one pass.
+struct StepInput {
+  at::Tensor ids, positions;
+  KvCache* cache = nullptr;
+  ForwardOptions options;
+};
+
 class Model {
  public:
   // Loads DIR (config.json + safetensors); weights are converted to `dtype` on `device`.
@@ -68,6 +76,11 @@ class Model {
   // their keys/values (and H^(L-1) if the cache keeps it) are appended.
   ForwardResult forward(const at::Tensor& ids, const at::Tensor& positions, KvCache& cache,
                         const ForwardOptions& options = {}) const;
+  // The same for several groups at once (batched samples). The linear layers run once over every
+  // group's rows, so each weight is read once per pass; RoPE, the cache append and attention run per
+  // group over its own cache, so a group's result equals its own forward (bitwise where the linear
+  // kernel is row-independent, see model/linear.h).
+  std::vector<ForwardResult> forward(const std::vector<StepInput>& groups) const;
 
   // Training mode: the whole sequence ids [B, T] at positions [B, T], causal, no cache; logits of
   // every token [B, T, V]. Records autograd when the weights require grad. `layers` (if given)
@@ -79,6 +92,10 @@ class Model {
   at::Tensor embed(const at::Tensor& ids) const;
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
   QueryKeyValue project(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const;
+  // project() split in two: the projections of normed [..., hidden] to [..., heads, D] (Qwen3's q/k-norm
+  // applied), then RoPE of one [B, T, heads, D] group at positions [B, T] and the heads-first layout.
+  QueryKeyValue project_heads(int64_t layer, const at::Tensor& normed) const;
+  QueryKeyValue rotate(const QueryKeyValue& heads, const at::Tensor& positions) const;
   at::Tensor query(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const;
   // Attention of q [B, H, T, D] over k/v [B, KV, N, D] (GQA by head groups, K/V never repeated).
   // `allowed` is a bool mask broadcastable to [B, T, N]; rows with no allowed key yield 0.

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <list>
 #include <set>
 
 #include "common/build_info.h"
@@ -85,28 +86,46 @@ void check_cache_fits(const JobConfig& job, const Policy& policy, const CacheBud
          sample_id, bytes / (1 << 30), tokens, job.rollouts, memory / (1 << 30));
 }
 
-SampleResults run_sample(const JobConfig& job, const tasks::Task& task, const tasks::Sample& sample,
-                         const Model& model, const Tokenizer& tokenizer) {
-  const EncodedPrompt prompt = encode_prompt(task.prompt(sample), tokenizer, job.prompt_mode == "chat");
-  // A fresh policy per sample: results never depend on which samples ran before (resume, shards).
-  auto policy = make_policy(job.policy, {job.policy_seed, false, job.scorer});
+// One sample on its way through generation: what it needs from start to grading.
+struct SampleInFlight {
+  const tasks::Sample& sample;
+  EncodedPrompt prompt;
+  std::unique_ptr<Policy> policy;
+  std::unique_ptr<SampleGeneration> generation;
+};
+
+std::unique_ptr<SampleInFlight> start_sample(const JobConfig& job, const tasks::Task& task,
+                                             const tasks::Sample& sample, const Model& model,
+                                             const Tokenizer& tokenizer) {
+  auto in_flight = std::make_unique<SampleInFlight>(SampleInFlight{
+      sample, encode_prompt(task.prompt(sample), tokenizer, job.prompt_mode == "chat"),
+      // A fresh policy per sample: results never depend on which samples ran before (resume, shards, batching).
+      make_policy(job.policy, {job.policy_seed, false, job.scorer}), nullptr});
+  const EncodedPrompt& prompt = in_flight->prompt;
   GenerationSettings settings;
-  settings.budget = resolve_budget(job.budget, *policy, prompt.system_tokens);
+  settings.budget = resolve_budget(job.budget, *in_flight->policy, prompt.system_tokens);
   settings.sampling = {job.temperature, job.top_p, 0, job.seed};
   settings.max_new_tokens = job.max_new;
   settings.rollouts = job.rollouts;
   settings.eos_ids = tokenizer.eos_ids();
-  check_cache_fits(job, *policy, settings.budget, model, static_cast<int64_t>(prompt.ids.size()), sample.id);
-  const StopCheck stop = [&](int64_t, const std::vector<int64_t>& generated) {
+  check_cache_fits(job, *in_flight->policy, settings.budget, model, static_cast<int64_t>(prompt.ids.size()), sample.id);
+  StopCheck stop = [&task, &tokenizer](int64_t, const std::vector<int64_t>& generated) {
     return task.should_stop(tokenizer.decode(generated));
   };
-  GenerationResult result;
   try {
-    result = generate(model, *policy, prompt.ids, settings, stop);
+    in_flight->generation = std::make_unique<SampleGeneration>(model, *in_flight->policy, prompt.ids, settings, stop);
   } catch (const Error& e) {
     fail("sample {}: {}", sample.id, e.what());
   }
-  const std::vector<int64_t> keys = key_positions(prompt.ids, tokenizer, task.key_texts(sample));
+  return in_flight;
+}
+
+// Grades every rollout of a finished sample and collects its rows and refresh traces.
+SampleResults finish_sample(const JobConfig& job, const tasks::Task& task, SampleInFlight& in_flight,
+                            const Tokenizer& tokenizer) {
+  const tasks::Sample& sample = in_flight.sample;
+  const GenerationResult result = in_flight.generation->take();
+  const std::vector<int64_t> keys = key_positions(in_flight.prompt.ids, tokenizer, task.key_texts(sample));
   SampleResults out;
   for (int64_t b = 0; b < job.rollouts; ++b) {
     const RolloutResult& rollout = result.rollouts[b];
@@ -114,7 +133,7 @@ SampleResults run_sample(const JobConfig& job, const tasks::Task& task, const ta
     row.sample_id = sample.id;
     row.rollout = b;
     row.seed = static_cast<int64_t>(job.seed);
-    row.prompt_length = static_cast<int64_t>(prompt.ids.size());
+    row.prompt_length = static_cast<int64_t>(in_flight.prompt.ids.size());
     row.generated_ids = rollout.generated;
     row.stop_reason = rollout.stop_reason;
     row.output = utf8::repair(tokenizer.decode(rollout.generated));
@@ -258,17 +277,35 @@ RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const
     std::optional<Progress> progress;
     if (options.progress)
       progress.emplace(options.label.empty() ? job_label(job) : options.label, samples.size(), outcome.resumed);
-    for (const auto& sample : samples) {
-      if (journal.finished().count(sample.id)) continue;
-      journal.append(run_sample(job, *task, sample, model, tokenizer));
+    // Samples run `batch` at a time; each is journaled the moment it finishes, so a kill loses only
+    // the samples still decoding.
+    auto next_sample = samples.begin();
+    std::list<std::unique_ptr<SampleInFlight>> in_flight;
+    auto next = [&]() -> SampleGeneration* {
+      while (next_sample != samples.end() && journal.finished().count(next_sample->id)) ++next_sample;
+      if (next_sample == samples.end()) return nullptr;
+      in_flight.push_back(start_sample(job, *task, *next_sample++, model, tokenizer));
+      return in_flight.back()->generation.get();
+    };
+    auto finished = [&](SampleGeneration* generation) {
+      const auto it = std::find_if(in_flight.begin(), in_flight.end(),
+                                   [&](const auto& s) { return s->generation.get() == generation; });
+      journal.append(finish_sample(job, *task, **it, tokenizer));
+      in_flight.erase(it);
       if (progress) progress->advance();
+    };
+    try {
+      generate_continuously(model, options.batch, next, finished);
+    } catch (const Error& e) {
+      if (in_flight.size() == 1) fail("sample {}: {}", in_flight.front()->sample.id, e.what());
+      throw;
     }
     if (progress) progress->finish();
   }
   Results results = assemble(samples, journal);
   results.info = {KVBENCH_VERSION, git_commit(), to_json(job).dump(), TORCH_VERSION,
                   job.device,      job.dtype,          host_name(),         journal.start_time(),
-                  utc_timestamp()};
+                  utc_timestamp(), options.batch};
   write_atomically(out, results);
   journal.remove();
   outcome.summary = results.summary;

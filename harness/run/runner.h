@@ -51,6 +51,7 @@ struct RunOptions {
   bool force = false;         // replace existing output / journal of any config
   bool progress = true;
   std::string label;          // progress-bar label (default: the job label)
+  int64_t batch = 1;          // samples decoded together (results do not depend on it)
 };
 
 RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const Model& model,

@@ -2,7 +2,8 @@
 """Compare the non-timing content of kvbench results files (or of two directories of them, file by file).
 
 Usage: compare_results.py A B   — exits 1 and names the first difference. Timing fields (wall_seconds,
-scoring_ms, compaction_ms) and provenance that differs between runs (start/end time, host) are skipped.
+scoring_ms, compaction_ms) and provenance that differs between runs (start/end time, host, the batch size: results
+must not depend on it) are skipped.
 """
 import json
 import os
@@ -12,7 +13,7 @@ import h5py
 import numpy as np
 
 TIMING = {"rows/wall_seconds", "refreshes/scoring_ms", "refreshes/compaction_ms"}
-VOLATILE_ATTRS = {"start_time", "end_time", "host"}
+VOLATILE_ATTRS = {"start_time", "end_time", "host", "batch"}
 
 
 def values(dataset):

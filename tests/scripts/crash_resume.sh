@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Crash safety: kill -9 a sweep at several random moments, rerun it to the end, and compare every
 # results file with an uninterrupted sweep's (non-timing datasets, via h5py): no finished sample lost,
-# none duplicated. Set KVBENCH_CRASH_SEED to replay a sequence of kill times.
+# none duplicated. The reference decodes one sample at a time, the killed runs 3 together and the final
+# rerun 5: samples finish (and are journaled) while others are mid-decode, and batching changes nothing. Set KVBENCH_CRASH_SEED to replay a sequence of kill times.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
 require_h5py
@@ -16,13 +17,13 @@ cat > "$work/sweep.json" <<JSON
  "grid": {"policy": ["counter-causal", "tova"], "J": [24]}}
 JSON
 start=$(date +%s%N)
-kvbench sweep --config "$work/sweep.json" --out-dir "$work/reference" --quiet > /dev/null 2>&1
+kvbench sweep --config "$work/sweep.json" --out-dir "$work/reference" --batch 1 --quiet > /dev/null 2>&1
 duration_ms=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "uninterrupted sweep: ${duration_ms} ms"
 
 journals_seen=0
 for attempt in 1 2 3 4 5; do
-  "$KVBENCH" --threads 1 sweep --config "$work/sweep.json" --out-dir "$work/crashed" --quiet > /dev/null 2>&1 &  # not the function: kill must reach kvbench itself
+  "$KVBENCH" --threads 1 sweep --config "$work/sweep.json" --out-dir "$work/crashed" --batch 3 --quiet > /dev/null 2>&1 &  # not the function: kill must reach kvbench itself
   pid=$!
   delay_ms=$(( 50 + RANDOM % (duration_ms > 200 ? duration_ms / 2 : 100) ))  # early enough to land mid-sweep
   sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
@@ -44,7 +45,7 @@ for k, path in enumerate(sorted(glob.glob(sys.argv[1] + "/*.partial.jsonl"))):
 print(total, len(glob.glob(sys.argv[1] + "/*.partial.jsonl")))
 PY
 )
-kvbench sweep --config "$work/sweep.json" --out-dir "$work/crashed" --quiet > /dev/null 2> "$work/final.log" || { cat "$work/final.log"; fail "the resumed sweep failed"; }
+kvbench sweep --config "$work/sweep.json" --out-dir "$work/crashed" --batch 5 --quiet > /dev/null 2> "$work/final.log" || { cat "$work/final.log"; fail "the resumed sweep failed"; }
 resumed=$(sed -n 's/.*resumed, \([0-9]*\) samples were already finished/\1/p' "$work/final.log" | awk '{s += $1} END {print s + 0}')
 [[ "$resumed" -eq "$finished" ]] || { cat "$work/final.log"; fail "$finished samples were finished before the rerun, it resumed $resumed"; }
 damaged=$(grep -c "damaged line in the run's work file" "$work/final.log" || true)
