@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "model/decode_attention.h"
 #include "model/weights.h"
 
 namespace kvbench {
@@ -71,15 +72,22 @@ at::Tensor Model::rms_norm(const at::Tensor& x, const at::Tensor& weight) const 
   return weight * normed.to(x.scalar_type());
 }
 
-at::Tensor Model::rope(const at::Tensor& x, const at::Tensor& positions) const {
-  // x [B, heads, T, D]; positions [B, T]. HF's rotate_half convention (halves, not interleaved pairs).
+Rotary Model::rotary(const at::Tensor& positions) const {
   const at::Tensor angles = positions.to(at::kFloat).unsqueeze(-1) * inv_freq_;  // [B, T, D/2]
-  const at::Tensor cos = at::cat({angles.cos(), angles.cos()}, -1).unsqueeze(1);
-  const at::Tensor sin = at::cat({angles.sin(), angles.sin()}, -1).unsqueeze(1);
+  return {at::cat({angles.cos(), angles.cos()}, -1), at::cat({angles.sin(), angles.sin()}, -1)};
+}
+
+at::Tensor Model::rotate(const at::Tensor& x, const Rotary& r) const {
+  // HF's rotate_half convention (halves, not interleaved pairs).
   const at::Tensor xf = x.to(compute_dtype(x));
   const int64_t half = x.size(-1) / 2;
   const at::Tensor rotated = at::cat({-xf.narrow(-1, half, half), xf.narrow(-1, 0, half)}, -1);
-  return (xf * cos + rotated * sin).to(x.scalar_type());
+  return (xf * r.cos + rotated * r.sin).to(x.scalar_type());
+}
+
+at::Tensor Model::rope(const at::Tensor& x, const at::Tensor& positions) const {
+  const Rotary r = rotary(positions);  // [B, T, D] against x [B, heads, T, D]
+  return rotate(x, {r.cos.unsqueeze(1), r.sin.unsqueeze(1)});
 }
 
 at::Tensor Model::query(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const {
@@ -103,12 +111,9 @@ QueryKeyValue Model::project_heads(int64_t layer, const at::Tensor& normed) cons
   return p;
 }
 
-QueryKeyValue Model::rotate(const QueryKeyValue& heads, const at::Tensor& positions) const {
-  return {rope(heads.q.transpose(1, 2), positions), rope(heads.k.transpose(1, 2), positions), heads.v.transpose(1, 2)};
-}
-
 QueryKeyValue Model::project(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const {
-  return rotate(project_heads(layer, normed), positions);
+  const QueryKeyValue heads = project_heads(layer, normed);
+  return {rope(heads.q.transpose(1, 2), positions), rope(heads.k.transpose(1, 2), positions), heads.v.transpose(1, 2)};
 }
 
 at::Tensor Model::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& allowed,
@@ -158,35 +163,50 @@ ForwardResult Model::forward(const at::Tensor& ids, const at::Tensor& positions,
 
 std::vector<ForwardResult> Model::forward(const std::vector<StepInput>& groups) const {
   // Every group's new tokens are rows of one matrix x [M, hidden]; group g owns rows [offset[g], offset[g+1]).
+  // Each group's RoPE table is computed over its own positions (the same values as when it runs alone).
   std::vector<int64_t> offset{0};
-  std::vector<at::Tensor> embedded, allowed;
+  std::vector<at::Tensor> embedded, allowed, cos, sin;
+  bool all_decode = true;
   for (const StepInput& g : groups) {
     const int64_t T = g.ids.size(1);
+    all_decode = all_decode && T == 1;
     embedded.push_back(embed(g.ids).flatten(0, 1));
     offset.push_back(offset.back() + g.ids.numel());
     allowed.push_back(T > 1 ? causal_mask(T, g.cache->size(), g.ids.device()) : at::Tensor());
+    const Rotary r = rotary(g.positions);
+    cos.push_back(r.cos.flatten(0, 1).unsqueeze(1));  // [rows, 1, D] against [rows, heads, D]
+    sin.push_back(r.sin.flatten(0, 1).unsqueeze(1));
     g.cache->begin_append(T);
   }
+  auto pack = [](const std::vector<at::Tensor>& parts) { return parts.size() == 1 ? parts.front() : at::cat(parts); };
   auto rows = [&](const at::Tensor& packed, size_t g) {
     return packed.narrow(0, offset[g], offset[g + 1] - offset[g]).unflatten(0, {groups[g].ids.size(0), groups[g].ids.size(1)});
   };
+  const Rotary rotary_rows{pack(cos), pack(sin)};
+  const bool decode_kernel = all_decode && decode_attention_supported(embedded.front());
   std::vector<ForwardResult> results(groups.size());
-  at::Tensor x = embedded.size() == 1 ? embedded.front() : at::cat(embedded), last_layer_input;
+  at::Tensor x = pack(embedded), last_layer_input;
   for (int64_t l = 0; l < config_.num_layers; ++l) {
     const bool last = l == config_.num_layers - 1;
     if (last) last_layer_input = x;
     const QueryKeyValue heads = project_heads(l, rms_norm(x, weights_.layers[l].input_norm));
+    const at::Tensor q = rotate(heads.q, rotary_rows), k = rotate(heads.k, rotary_rows);  // [M, heads, D]
     std::vector<at::Tensor> attended;
+    std::vector<DecodeAttentionGroup> kernel_groups;
     for (size_t g = 0; g < groups.size(); ++g) {
-      const QueryKeyValue qkv = rotate({rows(heads.q, g), rows(heads.k, g), rows(heads.v, g)}, groups[g].positions);
-      const auto [k, v] = groups[g].cache->append_layer(l, qkv.k, qkv.v);
+      const auto [keys, values] = groups[g].cache->append_layer(l, rows(k, g).transpose(1, 2), rows(heads.v, g).transpose(1, 2));
       const AttentionCapture capture = groups[g].options.attention;
-      at::Tensor probs;
       const bool keep = capture == AttentionCapture::AllLayers || (capture == AttentionCapture::LastLayer && last);
-      attended.push_back(attend(qkv.q, k, v, allowed[g], keep ? &probs : nullptr).flatten(0, 1));
+      at::Tensor probs;
+      if (decode_kernel) {
+        if (keep) probs = at::empty({keys.size(0), config_.num_heads, 1, keys.size(2)}, keys.options().dtype(at::kFloat));
+        kernel_groups.push_back({keys, values, probs});
+      } else {
+        attended.push_back(attend(rows(q, g).transpose(1, 2), keys, values, allowed[g], keep ? &probs : nullptr).flatten(0, 1));
+      }
       if (keep) results[g].attention.push_back(probs);
     }
-    x = attention_residual(l, x, attended.size() == 1 ? attended.front() : at::cat(attended));
+    x = attention_residual(l, x, decode_kernel ? decode_attention(q, kernel_groups) : pack(attended));
     x = mlp_residual(l, x);
   }
   // The LM head runs once over the rows whose logits are wanted: every row, or each sequence's last.
@@ -197,7 +217,7 @@ std::vector<ForwardResult> Model::forward(const std::vector<StepInput>& groups) 
     const int64_t T = group_rows.size(1);
     wanted.push_back((groups[g].options.all_logits ? group_rows : group_rows.narrow(1, T - 1, 1)).flatten(0, 1));
   }
-  const at::Tensor all = logits(wanted.size() == 1 ? wanted.front() : at::cat(wanted));
+  const at::Tensor all = logits(pack(wanted));
   for (size_t g = 0, begin = 0; g < groups.size(); ++g) {
     const int64_t B = groups[g].ids.size(0), count = wanted[g].size(0);
     results[g].logits = all.narrow(0, begin, count).view({B, count / B, all.size(-1)});

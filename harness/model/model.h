@@ -52,6 +52,10 @@ struct QueryKeyValue {
   at::Tensor v;  // [B, KV, T, D]
 };
 
+struct Rotary {
+  at::Tensor cos, sin;
+};
+
 // One sequence group's share of a forward pass: new tokens ids [B, T] at original positions [B, T],
 // appended to `cache`. Several groups (samples with caches of different lengths) can share one pass.
 struct StepInput {
@@ -92,10 +96,8 @@ class Model {
   at::Tensor embed(const at::Tensor& ids) const;
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
   QueryKeyValue project(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const;
-  // project() split in two: the projections of normed [..., hidden] to [..., heads, D] (Qwen3's q/k-norm
-  // applied), then RoPE of one [B, T, heads, D] group at positions [B, T] and the heads-first layout.
+  // The projections of normed [..., hidden] to [..., heads, D] (Qwen3's q/k-norm applied), before RoPE.
   QueryKeyValue project_heads(int64_t layer, const at::Tensor& normed) const;
-  QueryKeyValue rotate(const QueryKeyValue& heads, const at::Tensor& positions) const;
   at::Tensor query(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const;
   // Attention of q [B, H, T, D] over k/v [B, KV, N, D] (GQA by head groups, K/V never repeated).
   // `allowed` is a bool mask broadcastable to [B, T, N]; rows with no allowed key yield 0.
@@ -105,6 +107,10 @@ class Model {
   at::Tensor mlp_residual(int64_t layer, const at::Tensor& x) const;
   // Rotates x [B, heads, T, D] to positions [B, T]; rope(x, −positions) undoes rope(x, positions).
   at::Tensor rope(const at::Tensor& x, const at::Tensor& positions) const;
+  // rope() in two steps: the cos/sin tables of positions [B, T] ([B, T, D], float32), and the rotation
+  // of any x [..., D] by tables broadcastable to it.
+  Rotary rotary(const at::Tensor& positions) const;
+  at::Tensor rotate(const at::Tensor& x, const Rotary& tables) const;
   at::Tensor logits(const at::Tensor& x) const;  // final norm + LM head, float32 (float64 models: float64)
 
  private:

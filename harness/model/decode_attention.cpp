@@ -1,0 +1,94 @@
+#include "model/decode_attention.h"
+
+#include <ATen/Parallel.h>
+
+#include <cmath>
+#include <limits>
+
+namespace kvbench {
+
+namespace {
+
+// A dot product in a fixed order: 8 lane sums (which the compiler vectorises), a fixed pairwise
+// reduction, then the tail.
+float dot(const float* a, const float* b, int64_t n) {
+  float lanes[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) lanes[l] += a[i + l] * b[i + l];
+  float sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  for (; i < n; ++i) sum += a[i] * b[i];
+  return sum;
+}
+
+// One sequence's KV head: its G query heads over the N cached entries (keys/values strided along N).
+struct HeadTask {
+  const float* q;      // [G, D] query rows of this KV head
+  const float* keys;   // entry j at keys + j * entry_stride
+  const float* values;
+  int64_t entry_stride, N;
+  float* out;          // [G, D]
+  float* probs;        // [G, N] (head stride probs_stride) or null
+  int64_t probs_stride;
+};
+
+void attend_head(const HeadTask& t, int64_t G, int64_t D, std::vector<float>& weights) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  weights.resize(t.N);
+  for (int64_t g = 0; g < G; ++g) {
+    const float* q = t.q + g * D;
+    float top = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < t.N; ++j) {
+      weights[j] = dot(q, t.keys + j * t.entry_stride, D) * scale;
+      top = std::max(top, weights[j]);
+    }
+    float total = 0.0f;
+    for (int64_t j = 0; j < t.N; ++j) total += weights[j] = std::exp(weights[j] - top);
+    float* out = t.out + g * D;
+    std::fill(out, out + D, 0.0f);
+    for (int64_t j = 0; j < t.N; ++j) {
+      const float p = weights[j] / total;
+      if (t.probs) t.probs[g * t.probs_stride + j] = p;
+      const float* v = t.values + j * t.entry_stride;
+      for (int64_t d = 0; d < D; ++d) out[d] += p * v[d];
+    }
+  }
+}
+
+}  // namespace
+
+bool decode_attention_supported(const at::Tensor& q) { return q.is_cpu() && q.scalar_type() == at::kFloat; }
+
+at::Tensor decode_attention(const at::Tensor& q, const std::vector<DecodeAttentionGroup>& groups) {
+  const int64_t M = q.size(0), H = q.size(1), D = q.size(2);
+  const at::Tensor queries = q.contiguous();
+  at::Tensor out = at::empty({M, H * D}, q.options());
+  std::vector<HeadTask> tasks;
+  int64_t row = 0;
+  for (const DecodeAttentionGroup& group : groups) {
+    const at::Tensor& k = group.keys;
+    const int64_t R = k.size(0), KV = k.size(1), N = k.size(2), G = H / KV;
+    TORCH_CHECK(k.stride(3) == 1 && group.values.stride(3) == 1 && k.strides() == group.values.strides(),
+                "decode_attention: keys and values must share a layout contiguous along D");
+    for (int64_t r = 0; r < R; ++r, ++row)
+      for (int64_t kv = 0; kv < KV; ++kv) {
+        float* probs = group.probs.defined() ? group.probs.data_ptr<float>() + group.probs.stride(0) * r +
+                                                   group.probs.stride(1) * kv * G
+                                             : nullptr;
+        tasks.push_back({queries.data_ptr<float>() + (row * H + kv * G) * D,
+                         k.data_ptr<float>() + k.stride(0) * r + k.stride(1) * kv,
+                         group.values.data_ptr<float>() + k.stride(0) * r + k.stride(1) * kv, k.stride(2), N,
+                         out.data_ptr<float>() + (row * H + kv * G) * D, probs,
+                         group.probs.defined() ? group.probs.stride(1) : 0});
+      }
+  }
+  TORCH_CHECK(row == M, "decode_attention: the groups hold ", row, " rows, q has ", M);
+  const int64_t G = H / (groups.empty() ? 1 : groups.front().keys.size(1));
+  at::parallel_for(0, static_cast<int64_t>(tasks.size()), 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> weights;
+    for (int64_t i = begin; i < end; ++i) attend_head(tasks[i], G, D, weights);
+  });
+  return out;
+}
+
+}  // namespace kvbench
