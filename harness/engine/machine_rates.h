@@ -7,7 +7,7 @@
 namespace kvbench {
 
 struct MachineRates {
-  double gemm_gflops = 0.0;  // best of a few square products in `dtype` (float32: the BLAS sgemm rate)
+  double gemm_gflops = 0.0;  // best of a few square products in `dtype` (at::mm, kvbench::linear)
   double read_gbps = 0.0;    // best of a few passes reading a ≥ 1 GiB matrix (at::mv, sum, kvbench::linear)
 };
 
