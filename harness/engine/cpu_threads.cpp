@@ -2,7 +2,6 @@
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
-#include <sched.h>
 
 #include <algorithm>
 
@@ -22,12 +21,6 @@ void single_threaded_blas() {
   if (auto openblas = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) openblas(1);
 }
 
-int usable_cpus() {
-  cpu_set_t cpus;
-  if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) return at::get_num_threads();
-  return std::max(1, CPU_COUNT(&cpus));
-}
-
 }  // namespace
 
 void set_cpu_threads(int threads) {
@@ -36,7 +29,7 @@ void set_cpu_threads(int threads) {
   single_threaded_blas();
 }
 
-int default_cpu_threads() { return usable_cpus(); }
+int default_cpu_threads() { return physical_cores(); }
 
 int compute_threads() { return std::max(1, std::min(at::get_num_threads(), physical_cores())); }
 

@@ -13,11 +13,12 @@ namespace kvbench {
 // is found at run time; any other BLAS is left alone.
 void set_cpu_threads(int threads);
 
-// The default `threads`: every CPU this process may run on (its affinity mask, so taskset and SLURM
-// allocations count). A decode step is bound by memory bandwidth, which one thread per core does not
-// saturate (2 CPUs, 0.5B model: decode 5.1–5.4 tokens/s at 1 thread, 6.3–8.1 at 2), and decode
-// dominates generation. Prefill pays for it where the CPUs are one core's two hyperthreads: libtorch's
-// workers spin on the hyperthread BLAS runs on after each op (15–47 tokens/s against 65–91 at 1 thread).
+// The default `threads`: libtorch's own, one per physical core (cpuinfo; OMP_NUM_THREADS overrides it).
+// Measured on 2 CPUs that are one core's two hyperthreads, shared with other jobs (0.5B model, float32):
+// at 1 thread decode 5.1–5.5 tokens/s and prefill 65–91, steady; at 2 threads decode 6.3–8.1 while
+// the other jobs left a CPU free but 1.1–2.5 when they did not (each parallel op waits a scheduler tick
+// for a preempted worker), and prefill 15–47 (libtorch's workers spin on the hyperthread BLAS runs on).
+// On an idle machine with hyperthreads, --threads <logical CPUs> can speed up decode.
 int default_cpu_threads();
 
 // Threads for compute-bound work (large matrix products): libtorch's pool, capped at one per physical

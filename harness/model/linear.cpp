@@ -6,6 +6,7 @@
 #include <c10/util/accumulate.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include "engine/cpu_threads.h"
@@ -88,9 +89,15 @@ at::Tensor small_rows(const at::Tensor& x, const at::Tensor& weight, const at::T
   p.K = xf.size(1);
   p.N = w.size(0);
   const auto run = kernel == Kernel::best && cpu_has_avx2_kernel() ? small_rows_avx2 : small_rows_scalar;
-  // Each chunk of output features gets at least ~64 K multiply-adds, so small products stay on one thread.
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, p.rows * p.K));
-  at::parallel_for(0, p.N, grain, [&](int64_t begin, int64_t end) { run(p, begin, end); });
+  // Chunks of output features of ~64 K multiply-adds, handed out one at a time: a thread the OS preempts
+  // (other processes on the machine) delays the product by one chunk, not by its static share.
+  // At least 48 rows (a multiple of the AVX2 kernel's 3-row tile), so register tiles stay full.
+  const int64_t chunk = std::max<int64_t>(48, (int64_t{1} << 16) / std::max<int64_t>(1, p.rows * p.K) / 3 * 3);
+  const int64_t chunks = (p.N + chunk - 1) / chunk;
+  std::atomic<int64_t> next{0};
+  at::parallel_for(0, std::min<int64_t>(chunks, at::get_num_threads()), 1, [&](int64_t, int64_t) {
+    for (int64_t c = next++; c < chunks; c = next++) run(p, c * chunk, std::min(p.N, (c + 1) * chunk));
+  });
   return out;
 }
 
