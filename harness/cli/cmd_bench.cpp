@@ -12,7 +12,10 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "engine/cpu_threads.h"
 #include "engine/machine_rates.h"
+#include "model/linear.h"
+#include "model/weights.h"
 
 namespace kvbench::cli {
 
@@ -46,6 +49,43 @@ struct DecodeBenchOptions {
   int64_t prompt_len = 512, new_tokens = 128, repeats = 3;
 };
 
+// What one token costs: bytes a decode step reads and FLOPs a prefill token computes.
+struct TokenCosts {
+  double weight_bytes = 0;  // every layer's projections and norms, the final norm and the LM head (one
+                            // embedding row, a few kB, is left out)
+  double kv_bytes_per_entry = 0;  // K and V of one cache entry, all layers
+  double layer_params = 0, head_params = 0;
+};
+
+TokenCosts token_costs(const Model& model) {
+  const ModelWeights& w = model.weights();
+  TokenCosts costs;
+  for (const auto& [name, tensor] : named_weights(model.config(), w))
+    if (name.rfind("model.layers.", 0) == 0) {
+      costs.layer_params += static_cast<double>(tensor.numel());
+      costs.weight_bytes += static_cast<double>(tensor.nbytes());
+    }
+  costs.head_params = static_cast<double>(w.lm_head.numel() + w.final_norm.numel());
+  costs.weight_bytes += static_cast<double>(w.lm_head.nbytes() + w.final_norm.nbytes());
+  const auto& c = model.config();
+  costs.kv_bytes_per_entry = 2.0 * c.num_layers * c.num_kv_heads * c.head_dim * w.lm_head.element_size();
+  return costs;
+}
+
+// Prefill FLOPs of a T-token prompt as computed: 2 per multiply-add of every layer's projections for
+// each token, the LM head for the last token only, and attention's two T × T products per head
+// (masked entries included, as the matrix products compute them).
+double prefill_flops(const Model& model, const TokenCosts& costs, int64_t T) {
+  const auto& c = model.config();
+  const double t = static_cast<double>(T);
+  return 2.0 * costs.layer_params * t + 2.0 * costs.head_params + 4.0 * c.num_layers * c.num_heads * c.head_dim * t * t;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
 void run_decode_bench(const DecodeBenchOptions& o) {
   const Model model = o.model.load();
   auto policy = make_policy("full");
@@ -55,20 +95,70 @@ void run_decode_bench(const DecodeBenchOptions& o) {
   const auto prompt = random_ids(o.prompt_len, model.config().vocab_size, 0);
   std::cout << describe(o.model, model) << "\n";
   const MachineRates rates = measure_machine_rates(o.model.parsed_device());
-  std::cout << fmt::format("machine: GEMM {:.1f} GFLOP/s, read bandwidth {:.1f} GB/s\n", rates.gemm_gflops,
-                           rates.read_gbps);
+  std::cout << fmt::format("machine: GEMM {:.1f} GFLOP/s, read bandwidth {:.1f} GB/s (best of at::mv, sum, kvbench::linear)\n",
+                           rates.gemm_gflops, rates.read_gbps);
   generate(model, *policy, prompt, settings);  // warm-up
-  std::vector<double> prefill, decode;
+  std::vector<double> prefill, decode, cache_size;
   for (int64_t r = 0; r < o.repeats; ++r) {
     const GenerationResult result = generate(model, *policy, prompt, settings);
     prefill.push_back(o.prompt_len / result.prefill_seconds);
     decode.push_back((result.rollouts[0].generated.size() - 1) / result.decode_seconds);
+    cache_size.push_back(result.mean_cache_size);
   }
-  std::sort(prefill.begin(), prefill.end());
-  std::sort(decode.begin(), decode.end());
+  const TokenCosts costs = token_costs(model);
+  const double decode_tps = median(decode), prefill_tps = median(prefill);
+  const double kv_bytes = costs.kv_bytes_per_entry * median(cache_size);
+  const double decode_gbps = (costs.weight_bytes + kv_bytes) * decode_tps / 1e9;
+  const double prefill_gflops = prefill_flops(model, costs, o.prompt_len) * prefill_tps / o.prompt_len / 1e9;
   std::cout << fmt::format("prompt {} tokens, {} new tokens, median of {}\n", o.prompt_len, o.new_tokens, o.repeats)
-            << fmt::format("prefill {:.1f} tokens/s\ndecode  {:.1f} tokens/s\n", prefill[prefill.size() / 2],
-                           decode[decode.size() / 2]);
+            << fmt::format("prefill {:.1f} tokens/s, {:.1f} GFLOP/s = {:.0f}% of the GEMM rate\n", prefill_tps,
+                           prefill_gflops, 100.0 * prefill_gflops / rates.gemm_gflops)
+            << fmt::format("decode  {:.1f} tokens/s, {:.1f} MB read per token ({:.1f} MB weights: projections, norms, "
+                           "LM head; {:.1f} MB KV cache at the mean {:.0f} entries) = {:.1f} GB/s, {:.0f}% of the read "
+                           "bandwidth\n",
+                           decode_tps, (costs.weight_bytes + kv_bytes) / 1e6, costs.weight_bytes / 1e6, kv_bytes / 1e6,
+                           median(cache_size), decode_gbps, 100.0 * decode_gbps / rates.read_gbps);
+}
+
+struct LinearBenchOptions {
+  std::vector<int64_t> rows = {1, 4, 16, 32, 64, 128};
+  int64_t K = 896, N = 4864, repeats = 20;
+  std::string dtype = "float32";
+};
+
+// Median seconds of `work` over `repeats` runs after one warm-up.
+template <typename Work>
+double median_seconds(int64_t repeats, Work&& work) {
+  work();
+  std::vector<double> seconds;
+  for (int64_t r = 0; r < repeats; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    work();
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return median(seconds);
+}
+
+// kvbench::linear against at::linear for M rows × [N, K] weights: the evidence for kSmallRows.
+void run_linear_bench(const LinearBenchOptions& o) {
+  const at::ScalarType dtype = parse_dtype(o.dtype);
+  const at::Tensor weight = at::randn({o.N, o.K}).to(dtype);
+  const double weight_bytes = static_cast<double>(weight.nbytes());
+  std::cout << fmt::format("weight [{}, {}] {}, {} threads ({} for BLAS blocks); GB/s = weight bytes / time\n", o.N,
+                           o.K, o.dtype, at::get_num_threads(), compute_threads())
+            << fmt::format("{:>5}  {:>22}  {:>22}\n", "rows", "kvbench::linear", "at::linear");
+  for (int64_t M : o.rows) {
+    const at::Tensor x = at::randn({M, o.K}).to(dtype);
+    const double flops = 2.0 * M * o.N * o.K;
+    const double ours = median_seconds(o.repeats, [&] { kvbench::linear(x, weight); });
+    std::string theirs = "not implemented";  // libtorch 1.13 has no CPU float16 matrix product
+    if (dtype != at::kHalf) {
+      const double seconds = median_seconds(o.repeats, [&] { at::linear(x, weight); });
+      theirs = fmt::format("{:>7.1f} GB/s {:>6.1f} GFLOP/s", weight_bytes / seconds / 1e9, flops / seconds / 1e9);
+    }
+    std::cout << fmt::format("{:>5}  {:>7.1f} GB/s {:>6.1f} GFLOP/s  {:>22}\n", M, weight_bytes / ours / 1e9,
+                             flops / ours / 1e9, theirs);
+  }
 }
 
 struct ThroughputBenchOptions {
@@ -197,7 +287,8 @@ void run_refresh_bench(const RefreshBenchOptions& o) {
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  CLI::App* bench = app.add_subcommand("bench", "Benchmarks: decode speed, batched throughput, refresh latency");
+  CLI::App* bench =
+      app.add_subcommand("bench", "Benchmarks: decode speed, batched throughput, linear kernels, refresh latency");
   bench->require_subcommand(1);
 
   auto decode = std::make_shared<DecodeBenchOptions>();
@@ -221,6 +312,15 @@ void add_bench_command(CLI::App& app) {
   t->add_option("--new", throughput->new_tokens, "New tokens per sample")->capture_default_str();
   t->add_option("--rounds", throughput->rounds, "Rounds (each prints its own table)")->capture_default_str();
   t->callback([throughput] { run_throughput_bench(*throughput); });
+
+  auto lin = std::make_shared<LinearBenchOptions>();
+  CLI::App* l = bench->add_subcommand("linear", "kvbench::linear vs at::linear: GB/s and GFLOP/s per row count");
+  l->add_option("--rows", lin->rows, "Row counts M, comma-separated")->delimiter(',')->capture_default_str();
+  l->add_option("--k", lin->K, "Input features K")->capture_default_str();
+  l->add_option("--n", lin->N, "Output features N")->capture_default_str();
+  l->add_option("--dtype", lin->dtype, "float32, bfloat16 or float16 (x and weight)")->capture_default_str();
+  l->add_option("--repeats", lin->repeats, "Timed repeats (median reported)")->capture_default_str();
+  l->callback([lin] { run_linear_bench(*lin); });
 
   auto refresh = std::make_shared<RefreshBenchOptions>();
   CLI::App* r = bench->add_subcommand("refresh", "Refresh scoring latency vs cache size n, per policy");

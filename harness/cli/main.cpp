@@ -17,13 +17,14 @@ int main(int argc, char** argv) {
   bool verbose = false;
   int threads = 0;
   app.add_flag("-v,--verbose", verbose, "Debug logging");
-  // Defaults: libtorch's one thread per physical core, OpenBLAS's own pool (one per CPU), the fastest mix
-  // measured here. --threads N fixes both, as bit-for-bit reproduction and side-by-side processes need.
+  // Default (engine/cpu_threads.h): libtorch's one thread per physical core, BLAS single-threaded inside
+  // that pool; --threads N fixes the count, as bit-for-bit training and processes side by side need.
   app.add_option("--threads", threads,
-                 "CPU threads for libtorch and BLAS (default: libtorch's one per physical core, BLAS's own pool)");
+                 "CPU threads for libtorch and kvbench's kernels; BLAS always runs single-threaded inside them "
+                 "(default: one per physical core)");
   app.parse_complete_callback([&] {
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
-    if (threads > 0) kvbench::set_cpu_threads(threads);
+    kvbench::set_cpu_threads(threads > 0 ? threads : kvbench::default_cpu_threads());
   });
   // Logs go to stderr: stdout carries results (graded JSONL, tables) that a log line must not corrupt.
   spdlog::set_default_logger(spdlog::stderr_color_mt("kvbench"));

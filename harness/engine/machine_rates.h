@@ -7,8 +7,8 @@
 namespace kvbench {
 
 struct MachineRates {
-  double gemm_gflops = 0.0;  // best of a few square products in `dtype` (float32: the BLAS sgemm rate)
-  double read_gbps = 0.0;    // best of a few passes reading a ≥ 1 GiB matrix (matrix-vector product, sum)
+  double gemm_gflops = 0.0;  // best of a few square products in `dtype` (at::mm, kvbench::linear)
+  double read_gbps = 0.0;    // best of a few passes reading a ≥ 1 GiB matrix (at::mv, sum, kvbench::linear)
 };
 
 // About a second of work on a 2-core CPU; `device` and `dtype` as the benchmark's model.

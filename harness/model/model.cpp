@@ -4,15 +4,12 @@
 
 #include "common/error.h"
 #include "model/decode_attention.h"
+#include "model/linear.h"
 #include "model/weights.h"
 
 namespace kvbench {
 
 namespace {
-
-at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  return bias.defined() ? at::linear(x, weight, bias) : at::linear(x, weight);
-}
 
 // Norms, RoPE, softmax and logits run in float32 for 16-bit models; a float64 model stays float64
 // throughout, so gradient checks against finite differences see no float32 rounding.
@@ -152,7 +149,7 @@ at::Tensor Model::mlp_residual(int64_t layer, const at::Tensor& x) const {
 }
 
 at::Tensor Model::logits(const at::Tensor& x) const {
-  const at::Tensor out = at::linear(rms_norm(x, weights_.final_norm), weights_.lm_head);
+  const at::Tensor out = kvbench::linear(rms_norm(x, weights_.final_norm), weights_.lm_head);
   return out.to(compute_dtype(out));
 }
 

@@ -1,5 +1,5 @@
-// CTest runs test processes side by side: BLAS gets as many threads as libtorch (engine/cpu_threads.h),
-// so no idle BLAS worker spins beside the other tests.
+// CTest runs test processes side by side: BLAS runs single-threaded inside libtorch's pool
+// (engine/cpu_threads.h), so no idle BLAS worker spins beside the other tests.
 #include <ATen/Parallel.h>
 
 #include "engine/cpu_threads.h"

@@ -1,0 +1,37 @@
+// kvbench::linear: at::linear for inference, fast where libtorch 1.13 is slow on the CPU.
+//
+// libtorch's CPU at::linear runs a one-row product (a decode step) at a third of the memory bandwidth;
+// its bfloat16 products range from 0.7 to 26 GB/s here depending on threads and oneDNN, and float16 has
+// none. Here, on the CPU, inputs of at most kSmallRows rows go through our own kernel (AVX2+FMA+F16C when
+// the CPU has them, else portable code): float32 accumulation for every weight dtype, parallel over
+// output features only. Larger inputs go to BLAS, split over output features in libtorch's pool (16-bit
+// weights upcast one block of rows at a time). CUDA, float64 and autograd use at::linear.
+#pragma once
+#include <ATen/ATen.h>
+
+namespace kvbench {
+
+// x [..., K] (float32, or the weight's 16-bit dtype), weight [N, K] (float32, bfloat16, float16),
+// bias [N] or undefined. Returns [..., N] in x's dtype: x · weightᵀ + bias, accumulated in float32.
+// For at most kSmallRows rows, every output row is bitwise the same as computing that row alone,
+// whatever the other rows, the row's position and the thread count (batched decoding relies on it).
+// Call it qualified: with two arguments, unqualified `linear` also finds at::linear by ADL (ambiguous).
+at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
+
+namespace linear_detail {
+
+// Up to this many rows our kernel is at least as fast as OpenBLAS's sgemm: `kvbench bench linear` on a
+// [4864, 896] float32 weight (2 Zen 5 cores): 47 vs 37 GFLOP/s at 16 rows, 46–50 vs 44–47 at 64, 46–53 vs
+// 50–53 at 128. It also bounds the batch a batched decoder can run bit-reproducibly (one row = one rollout).
+constexpr int64_t kSmallRows = 64;
+
+enum class Kernel { best, portable };
+
+// Our kernel for x [M, K] (any M), the product linear() uses for M ≤ kSmallRows. `portable` forces the
+// portable code (tests compare it with the SIMD path); the result is float32.
+at::Tensor small_rows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                      Kernel kernel = Kernel::best);
+
+}  // namespace linear_detail
+
+}  // namespace kvbench

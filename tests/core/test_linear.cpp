@@ -1,0 +1,124 @@
+// kvbench::linear (model/linear.h) against a float64 product, its row-independence contract, and the
+// portable kernel against the SIMD one.
+#include "torch_catch.h"
+
+#include <ATen/Parallel.h>
+
+#include "model/linear.h"
+
+using namespace kvbench;
+
+namespace {
+
+const at::ScalarType kDtypes[] = {at::kFloat, at::kBFloat16, at::kHalf};
+
+// Restores the thread count a test changed.
+struct ThreadsFor {
+  explicit ThreadsFor(int n) : saved(at::get_num_threads()) { at::set_num_threads(n); }
+  ~ThreadsFor() { at::set_num_threads(saved); }
+  int saved;
+};
+
+at::Tensor random(std::vector<int64_t> shape, at::ScalarType dtype, uint64_t seed) {
+  at::manual_seed(seed);
+  return at::randn(shape, at::kFloat).to(dtype);
+}
+
+// Any float32 summation of K products (FMA or not, any order) is within K·u·Σ|x_k w_k| of the exact
+// dot product (u = 2^-24; Higham's γ_K, first order); one more u covers the bias addition, and rounding
+// the result to a 16-bit x's dtype adds at most u_out·|value| (2^-8 bfloat16, 2^-11 float16). The inputs
+// are exact in float64, so the reference is exact to float64 rounding.
+void check_against_float64(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
+  const at::Tensor out = linear(x, w, b);
+  REQUIRE(out.scalar_type() == x.scalar_type());
+  const at::Tensor xd = x.to(at::kDouble), wd = w.to(at::kDouble);
+  const at::Tensor ref = b.defined() ? at::linear(xd, wd, b.to(at::kDouble)) : at::linear(xd, wd);
+  const double K = static_cast<double>(w.size(1)), u = std::ldexp(1.0, -24);
+  const double u_out = x.scalar_type() == at::kBFloat16 ? std::ldexp(1.0, -8)
+                       : x.scalar_type() == at::kHalf  ? std::ldexp(1.0, -11)
+                                                        : 0.0;
+  at::Tensor magnitude = at::linear(xd.abs(), wd.abs());
+  if (b.defined()) magnitude = magnitude + b.to(at::kDouble).abs();
+  const at::Tensor bound = (K + 1) * u * magnitude + u_out * ref.abs() * (1 + (K + 1) * u) + 1e-30;
+  const at::Tensor excess = (out.to(at::kDouble) - ref).abs() / bound;
+  INFO("dtype " << x.scalar_type() << " x " << x.sizes() << " weight " << w.sizes() << " bias " << b.defined());
+  CHECK(excess.max().item<double>() <= 1.0);
+}
+
+}  // namespace
+
+TEST_CASE("linear equals a float64 product within float32 accumulation error, any dtype and shape", "[linear][model]") {
+  struct Shape {
+    int64_t rows, K, N;
+  };
+  // Tails in K (not a multiple of 8), one output, odd tiles, the largest small-row count, and past it
+  // (BLAS, 16-bit weights upcast in blocks).
+  const Shape shapes[] = {{1, 1, 1},  {1, 7, 5},   {3, 17, 1},   {5, 33, 10},  {1, 896, 131},
+                          {7, 8, 4},  {64, 100, 37}, {65, 130, 20}, {200, 64, 9}, {2, 0, 3}};
+  uint64_t seed = 1;
+  for (const at::ScalarType dtype : kDtypes)
+    for (const Shape& s : shapes)
+      for (const bool with_bias : {false, true}) {
+        const at::Tensor w = random({s.N, s.K}, dtype, seed++);
+        const at::Tensor b = with_bias ? random({s.N}, dtype, seed++) : at::Tensor();
+        check_against_float64(random({s.rows, s.K}, dtype, seed++), w, b);
+        if (dtype != at::kFloat) check_against_float64(random({s.rows, s.K}, at::kFloat, seed++), w, b);
+      }
+}
+
+TEST_CASE("linear keeps leading dimensions of x", "[linear][model]") {
+  for (const at::ScalarType dtype : kDtypes) {
+    const at::Tensor x = random({2, 3, 19}, dtype, 7), w = random({11, 19}, dtype, 8), b = random({11}, dtype, 9);
+    REQUIRE(linear(x, w, b).sizes() == at::IntArrayRef({2, 3, 11}));
+    check_against_float64(x, w, b);
+  }
+}
+
+TEST_CASE("linear rows are bitwise independent of the other rows, their position and the thread count",
+          "[linear][model]") {
+  const int64_t K = 203, N = 37;  // K % 8 = 3: the tail too
+  for (const at::ScalarType dtype : kDtypes) {
+    const at::Tensor x = random({linear_detail::kSmallRows, K}, dtype, 11);
+    const at::Tensor w = random({N, K}, dtype, 12), b = random({N}, dtype, 13);
+    std::vector<at::Tensor> alone;
+    {
+      ThreadsFor one(1);
+      for (int64_t r = 0; r < x.size(0); ++r) alone.push_back(linear(x.narrow(0, r, 1), w, b));
+    }
+    for (const int threads : {1, 2}) {
+      ThreadsFor set(threads);
+      for (int64_t M = 1; M <= linear_detail::kSmallRows; ++M)
+        for (const int64_t first : {int64_t{0}, linear_detail::kSmallRows - M}) {
+          const at::Tensor out = linear(x.narrow(0, first, M), w, b);
+          for (int64_t r = 0; r < M; ++r) {
+            INFO("dtype " << dtype << ", " << threads << " threads, rows " << first << ".." << first + M << ", row " << r);
+            REQUIRE(at::equal(out.narrow(0, r, 1), alone[first + r]));
+          }
+        }
+    }
+  }
+}
+
+TEST_CASE("the portable kernel agrees bit for bit with the SIMD one", "[linear][model]") {
+  // Both follow the same per-element arithmetic (linear_kernels.h) with fused multiply-adds. On a CPU
+  // without AVX2 both calls run the portable kernel and this checks nothing new.
+  uint64_t seed = 100;
+  for (const at::ScalarType dtype : kDtypes)
+    for (const int64_t K : {1, 8, 29, 256})
+      for (const int64_t rows : {1, 4, 6}) {
+        const at::Tensor x = random({rows, K}, at::kFloat, seed++);
+        const at::Tensor w = random({13, K}, dtype, seed++), b = random({13}, at::kFloat, seed++);
+        const at::Tensor simd = linear_detail::small_rows(x, w, b, linear_detail::Kernel::best);
+        const at::Tensor portable = linear_detail::small_rows(x, w, b, linear_detail::Kernel::portable);
+        INFO("dtype " << dtype << " K " << K << " rows " << rows);
+        REQUIRE(at::equal(simd, portable));
+      }
+}
+
+TEST_CASE("linear leaves autograd to at::linear", "[linear][model]") {
+  const at::Tensor x = random({3, 5}, at::kFloat, 1), w = random({4, 5}, at::kFloat, 2).requires_grad_();
+  const at::Tensor out = kvbench::linear(x, w);
+  REQUIRE(out.requires_grad());
+  out.sum().backward();
+  CHECK(at::allclose(w.grad(), x.sum(0).expand({4, 5})));
+}
