@@ -5,6 +5,7 @@
 #include "common/error.h"
 #include "model/decode_attention.h"
 #include "model/linear.h"
+#include "model/swiglu.h"
 #include "model/weights.h"
 
 namespace kvbench {
@@ -144,7 +145,7 @@ at::Tensor Model::attention_residual(int64_t layer, const at::Tensor& x, const a
 at::Tensor Model::mlp_residual(int64_t layer, const at::Tensor& x) const {
   const LayerWeights& w = weights_.layers[layer];
   const at::Tensor h = rms_norm(x, w.post_attention_norm);
-  const at::Tensor gated = at::silu(linear(h, w.gate_proj, w.gate_bias)) * linear(h, w.up_proj, w.up_bias);
+  const at::Tensor gated = swiglu(linear(h, w.gate_proj, w.gate_bias), linear(h, w.up_proj, w.up_bias));
   return x + linear(gated, w.down_proj, w.down_bias);
 }
 
@@ -163,10 +164,8 @@ std::vector<ForwardResult> Model::forward(const std::vector<StepInput>& groups) 
   // Each group's RoPE table is computed over its own positions (the same values as when it runs alone).
   std::vector<int64_t> offset{0};
   std::vector<at::Tensor> embedded, allowed, cos, sin;
-  bool all_decode = true;
   for (const StepInput& g : groups) {
     const int64_t T = g.ids.size(1);
-    all_decode = all_decode && T == 1;
     embedded.push_back(embed(g.ids).flatten(0, 1));
     offset.push_back(offset.back() + g.ids.numel());
     allowed.push_back(T > 1 ? causal_mask(T, g.cache->size(), g.ids.device()) : at::Tensor());
@@ -180,7 +179,9 @@ std::vector<ForwardResult> Model::forward(const std::vector<StepInput>& groups) 
     return packed.narrow(0, offset[g], offset[g + 1] - offset[g]).unflatten(0, {groups[g].ids.size(0), groups[g].ids.size(1)});
   };
   const Rotary rotary_rows{pack(cos), pack(sin)};
-  const bool decode_kernel = all_decode && decode_attention_supported(embedded.front());
+  // Decode groups (one new token per sequence) share one call of the decode attention kernel.
+  std::vector<bool> decoding;
+  for (const StepInput& g : groups) decoding.push_back(g.ids.size(1) == 1 && decode_attention_supported(embedded.front()));
   std::vector<ForwardResult> results(groups.size());
   at::Tensor x = pack(embedded), last_layer_input;
   for (int64_t l = 0; l < config_.num_layers; ++l) {
@@ -188,22 +189,31 @@ std::vector<ForwardResult> Model::forward(const std::vector<StepInput>& groups) 
     if (last) last_layer_input = x;
     const QueryKeyValue heads = project_heads(l, rms_norm(x, weights_.layers[l].input_norm));
     const at::Tensor q = rotate(heads.q, rotary_rows), k = rotate(heads.k, rotary_rows);  // [M, heads, D]
-    std::vector<at::Tensor> attended;
-    std::vector<DecodeAttentionGroup> kernel_groups;
+    std::vector<at::Tensor> attended(groups.size()), decode_queries;
+    std::vector<DecodeAttentionGroup> decode_groups;
     for (size_t g = 0; g < groups.size(); ++g) {
       const auto [keys, values] = groups[g].cache->append_layer(l, rows(k, g).transpose(1, 2), rows(heads.v, g).transpose(1, 2));
       const AttentionCapture capture = groups[g].options.attention;
       const bool keep = capture == AttentionCapture::AllLayers || (capture == AttentionCapture::LastLayer && last);
       at::Tensor probs;
-      if (decode_kernel) {
-        if (keep) probs = at::empty({keys.size(0), config_.num_heads, 1, keys.size(2)}, keys.options().dtype(at::kFloat));
-        kernel_groups.push_back({keys, values, probs});
+      if (decoding[g]) {
+        if (keep) probs = at::empty({keys.size(0), config_.num_heads, 1, keys.size(2)}, keys.options());
+        decode_groups.push_back({keys, values, probs});
+        decode_queries.push_back(q.narrow(0, offset[g], offset[g + 1] - offset[g]));
       } else {
-        attended.push_back(attend(rows(q, g).transpose(1, 2), keys, values, allowed[g], keep ? &probs : nullptr).flatten(0, 1));
+        attended[g] = attend(rows(q, g).transpose(1, 2), keys, values, allowed[g], keep ? &probs : nullptr).flatten(0, 1);
       }
       if (keep) results[g].attention.push_back(probs);
     }
-    x = attention_residual(l, x, decode_kernel ? decode_attention(q, kernel_groups) : pack(attended));
+    if (!decode_groups.empty()) {
+      const at::Tensor out = decode_attention(pack(decode_queries), decode_groups);
+      for (size_t g = 0, row = 0; g < groups.size(); ++g)
+        if (decoding[g]) {
+          attended[g] = out.narrow(0, row, offset[g + 1] - offset[g]);
+          row += offset[g + 1] - offset[g];
+        }
+    }
+    x = attention_residual(l, x, pack(attended));
     x = mlp_residual(l, x);
   }
   // The LM head runs once over the rows whose logits are wanted: every row, or each sequence's last.
