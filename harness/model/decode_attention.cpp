@@ -10,29 +10,32 @@ namespace kvbench {
 namespace {
 
 // A dot product in a fixed order: 8 lane sums (which the compiler vectorises), a fixed pairwise
-// reduction, then the tail.
-float dot(const float* a, const float* b, int64_t n) {
+// reduction, then the tail. Keys may be 16-bit; they are widened to float32 element by element.
+template <typename T>
+float dot(const float* a, const T* b, int64_t n) {
   float lanes[8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; ++l) lanes[l] += a[i + l] * b[i + l];
+    for (int l = 0; l < 8; ++l) lanes[l] += a[i + l] * static_cast<float>(b[i + l]);
   float sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-  for (; i < n; ++i) sum += a[i] * b[i];
+  for (; i < n; ++i) sum += a[i] * static_cast<float>(b[i]);
   return sum;
 }
 
 // One sequence's KV head: its G query heads over the N cached entries (keys/values strided along N).
+template <typename T>
 struct HeadTask {
   const float* q;      // [G, D] query rows of this KV head
-  const float* keys;   // entry j at keys + j * entry_stride
-  const float* values;
+  const T* keys;       // entry j at keys + j * entry_stride
+  const T* values;
   int64_t entry_stride, N;
   float* out;          // [G, D]
   float* probs;        // [G, N] (head stride probs_stride) or null
   int64_t probs_stride;
 };
 
-void attend_head(const HeadTask& t, int64_t G, int64_t D, std::vector<float>& weights) {
+template <typename T>
+void attend_head(const HeadTask<T>& t, int64_t G, int64_t D, std::vector<float>& weights) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   weights.resize(t.N);
   for (int64_t g = 0; g < G; ++g) {
@@ -49,21 +52,27 @@ void attend_head(const HeadTask& t, int64_t G, int64_t D, std::vector<float>& we
     for (int64_t j = 0; j < t.N; ++j) {
       const float p = weights[j] / total;
       if (t.probs) t.probs[g * t.probs_stride + j] = p;
-      const float* v = t.values + j * t.entry_stride;
-      for (int64_t d = 0; d < D; ++d) out[d] += p * v[d];
+      const T* v = t.values + j * t.entry_stride;
+      for (int64_t d = 0; d < D; ++d) out[d] += p * static_cast<float>(v[d]);
     }
   }
 }
 
 }  // namespace
 
-bool decode_attention_supported(const at::Tensor& q) { return q.is_cpu() && q.scalar_type() == at::kFloat; }
+bool decode_attention_supported(const at::Tensor& q) {
+  const auto t = q.scalar_type();
+  return q.is_cpu() && (t == at::kFloat || t == at::kBFloat16 || t == at::kHalf);
+}
 
-at::Tensor decode_attention(const at::Tensor& q, const std::vector<DecodeAttentionGroup>& groups) {
+namespace {
+
+template <typename T>
+at::Tensor attend_groups(const at::Tensor& q, const std::vector<DecodeAttentionGroup>& groups) {
   const int64_t M = q.size(0), H = q.size(1), D = q.size(2);
-  const at::Tensor queries = q.contiguous();
-  at::Tensor out = at::empty({M, H * D}, q.options());
-  std::vector<HeadTask> tasks;
+  const at::Tensor queries = q.to(at::kFloat).contiguous();
+  at::Tensor out = at::empty({M, H * D}, queries.options());
+  std::vector<HeadTask<T>> tasks;
   int64_t row = 0;
   for (const DecodeAttentionGroup& group : groups) {
     const at::Tensor& k = group.keys;
@@ -76,8 +85,8 @@ at::Tensor decode_attention(const at::Tensor& q, const std::vector<DecodeAttenti
                                                    group.probs.stride(1) * kv * G
                                              : nullptr;
         tasks.push_back({queries.data_ptr<float>() + (row * H + kv * G) * D,
-                         k.data_ptr<float>() + k.stride(0) * r + k.stride(1) * kv,
-                         group.values.data_ptr<float>() + k.stride(0) * r + k.stride(1) * kv, k.stride(2), N,
+                         k.data_ptr<T>() + k.stride(0) * r + k.stride(1) * kv,
+                         group.values.data_ptr<T>() + k.stride(0) * r + k.stride(1) * kv, k.stride(2), N,
                          out.data_ptr<float>() + (row * H + kv * G) * D, probs,
                          group.probs.defined() ? group.probs.stride(1) : 0});
       }
@@ -88,7 +97,17 @@ at::Tensor decode_attention(const at::Tensor& q, const std::vector<DecodeAttenti
     std::vector<float> weights;
     for (int64_t i = begin; i < end; ++i) attend_head(tasks[i], G, D, weights);
   });
-  return out;
+  return out.to(q.scalar_type());
+}
+
+}  // namespace
+
+at::Tensor decode_attention(const at::Tensor& q, const std::vector<DecodeAttentionGroup>& groups) {
+  switch (groups.empty() ? at::kFloat : groups.front().keys.scalar_type()) {
+    case at::kBFloat16: return attend_groups<c10::BFloat16>(q, groups);
+    case at::kHalf: return attend_groups<c10::Half>(q, groups);
+    default: return attend_groups<float>(q, groups);
+  }
 }
 
 }  // namespace kvbench

@@ -10,15 +10,16 @@
 namespace kvbench {
 
 struct DecodeAttentionGroup {
-  at::Tensor keys, values;  // [R, KV, N, D] float32, contiguous along D (a view into the cache)
+  at::Tensor keys, values;  // [R, KV, N, D] float32, bfloat16 or float16, contiguous along D (a cache view)
   at::Tensor probs;         // if defined: [R, H, 1, N] float32, receives the attention probabilities
 };
 
-// True when decode_attention serves these tensors (CPU, float32); otherwise use Model::attend per group.
+// True when decode_attention serves these tensors (CPU; float32, bfloat16, float16); otherwise use
+// Model::attend per group.
 bool decode_attention_supported(const at::Tensor& q);
 
-// q [M, H, D] float32 contiguous, the groups' rows in order (group g owns the next R_g rows); returns
-// the attended values [M, H * D]. GQA: query head h reads KV head h / (H / KV).
+// q [M, H, D] in the keys' dtype, the groups' rows in order (group g owns the next R_g rows); returns
+// the attended values [M, H * D] in q's dtype, computed in float32. GQA: query head h reads KV head h / (H / KV).
 at::Tensor decode_attention(const at::Tensor& q, const std::vector<DecodeAttentionGroup>& groups);
 
 }  // namespace kvbench

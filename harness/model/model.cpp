@@ -116,6 +116,8 @@ QueryKeyValue Model::project(int64_t layer, const at::Tensor& normed, const at::
 
 at::Tensor Model::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& allowed,
                          at::Tensor* probs_out) const {
+  if (q.is_cpu() && q.scalar_type() == at::kHalf)  // libtorch 1.13 has no CPU float16 matmul
+    return attend(q.to(at::kFloat), k.to(at::kFloat), v.to(at::kFloat), allowed, probs_out).to(at::kHalf);
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), D = q.size(3);
   const int64_t KV = k.size(1), G = H / KV, N = k.size(2);
   // Query heads of one KV group are stacked along the row axis, so one matmul per KV head serves them all.
@@ -197,7 +199,7 @@ std::vector<ForwardResult> Model::forward(const std::vector<StepInput>& groups) 
       const bool keep = capture == AttentionCapture::AllLayers || (capture == AttentionCapture::LastLayer && last);
       at::Tensor probs;
       if (decoding[g]) {
-        if (keep) probs = at::empty({keys.size(0), config_.num_heads, 1, keys.size(2)}, keys.options());
+        if (keep) probs = at::empty({keys.size(0), config_.num_heads, 1, keys.size(2)}, keys.options().dtype(at::kFloat));
         decode_groups.push_back({keys, values, probs});
         decode_queries.push_back(q.narrow(0, offset[g], offset[g + 1] - offset[g]));
       } else {

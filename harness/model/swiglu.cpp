@@ -9,6 +9,8 @@
 namespace kvbench {
 
 at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up) {
+  if (gate.is_cpu() && gate.scalar_type() == at::kHalf)  // libtorch 1.13 has no CPU float16 silu
+    return swiglu(gate.to(at::kFloat), up.to(at::kFloat)).to(at::kHalf);
   const int64_t width = gate.size(-1), rows = width ? gate.numel() / width : 0;
   if (!gate.is_cpu() || gate.scalar_type() != at::kFloat || up.scalar_type() != at::kFloat ||
       rows > linear_detail::kSmallRows || gate.requires_grad() || up.requires_grad())
