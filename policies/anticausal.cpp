@@ -28,6 +28,14 @@ at::Tensor own_token_logits(const Model& model, const KvCache& cache, const at::
   return (normed * rows).sum(-1);
 }
 
+double anticausal_pass_flops(const ModelConfig& config, int64_t n, int64_t min_gap, int64_t layers, bool with_mlp) {
+  const double hidden = static_cast<double>(config.hidden_size), width = static_cast<double>(config.num_heads * config.head_dim);
+  const double m = static_cast<double>(std::max<int64_t>(0, n - min_gap - 1)), pairs = m * (m + 1) / 2;
+  const double weights_per_row = 2 * hidden * width + (with_mlp ? 3 * hidden * config.intermediate_size : 0.0);
+  const double per_layer = 2 * n * weights_per_row + 4 * width * pairs;
+  return layers * per_layer + 2 * n * hidden;
+}
+
 KeepRule counter_causal_keep_rule(const CacheBudget& budget) {
   return {/*keep_lowest=*/true, std::max(budget.recent, budget.min_gap + 1), Granularity::Token};
 }
