@@ -12,13 +12,8 @@ class CounterCausalPolicy final : public Policy {
   std::string name() const override { return "counter-causal"; }
   KeepRule keep_rule(const CacheBudget& budget) const override { return counter_causal_keep_rule(budget); }
   at::Tensor score(const ScoringContext& context) override {
-    const Model& model = context.model;
-    at::Tensor x = model.embed(context.cache.token_ids());
-    for (int64_t l = 0; l < model.config().num_layers; ++l) {
-      x = anticausal_attention_residual(model, context.cache, l, x, context.budget.min_gap);
-      x = model.mlp_residual(l, x);
-    }
-    return own_token_logits(model, context.cache, x);
+    const at::Tensor input = context.model.embed(context.cache.token_ids());
+    return anticausal_scores(context.model, context.cache, input, 0, /*with_mlp=*/true, context.budget.min_gap);
   }
 };
 }  // namespace

@@ -13,9 +13,8 @@ class CounterCausalFastPolicy final : public Policy {
   KeepRule keep_rule(const CacheBudget& budget) const override { return counter_causal_keep_rule(budget); }
   at::Tensor score(const ScoringContext& context) override {
     const Model& model = context.model;
-    const at::Tensor x = anticausal_attention_residual(model, context.cache, model.config().num_layers - 1,
-                                                       context.cache.last_layer_input(), context.budget.min_gap);
-    return own_token_logits(model, context.cache, x);
+    return anticausal_scores(model, context.cache, context.cache.last_layer_input(), model.config().num_layers - 1,
+                             /*with_mlp=*/false, context.budget.min_gap);
   }
 };
 }  // namespace

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
 
 #include "cli/commands.h"
@@ -16,6 +17,7 @@
 #include "engine/machine_rates.h"
 #include "model/linear.h"
 #include "model/weights.h"
+#include "policies/anticausal.h"
 
 namespace kvbench::cli {
 
@@ -241,13 +243,28 @@ struct RefreshBenchOptions {
   ModelOptions model;
   std::vector<int64_t> sizes = {512, 1024, 2048, 4096};
   std::vector<std::string> policies = {"counter-causal", "counter-causal-fast"};
-  int64_t repeats = 5, min_gap = 0;
+  int64_t repeats = 5, rounds = 1, min_gap = 0;
 };
 
-// Median wall time (ms) of one refresh's scoring over a cache of n entries.
-double median_scoring_ms(const Model& model, Policy& policy, const KvCache& cache, int64_t repeats) {
+// Restarts the peak-RSS count (VmHWM) so the next reading is the peak of what follows; false where the
+// kernel refuses, and the reading is then the process's peak so far.
+bool reset_peak_rss() {
+  std::ofstream clear_refs("/proc/self/clear_refs");
+  return static_cast<bool>(clear_refs << "5" << std::flush);
+}
+
+// The work of one scoring pass (FLOP), for the policies whose pass is counted (policies/anticausal.h).
+std::optional<double> scoring_flops(const std::string& policy, const ModelConfig& c, int64_t n, int64_t min_gap) {
+  if (policy == "counter-causal") return anticausal_pass_flops(c, n, min_gap, c.num_layers, /*with_mlp=*/true);
+  if (policy == "counter-causal-fast") return anticausal_pass_flops(c, n, min_gap, 1, /*with_mlp=*/false);
+  return std::nullopt;
+}
+
+// Median wall time (ms) of one refresh's scoring over `cache`.
+double median_scoring_ms(const Model& model, Policy& policy, const KvCache& cache, int64_t min_gap, int64_t repeats) {
   CacheBudget budget;
   budget.J = cache.size() / 2;
+  budget.min_gap = min_gap;
   std::vector<double> ms;
   for (int64_t r = 0; r <= repeats; ++r) {
     const auto start = std::chrono::steady_clock::now();
@@ -259,29 +276,56 @@ double median_scoring_ms(const Model& model, Policy& policy, const KvCache& cach
   return ms[ms.size() / 2];
 }
 
+// A cache of n random tokens, filled by the causal forward in chunks of 512.
+KvCache filled_cache(const Model& model, int64_t n) {
+  KvCache cache(model.config(), 1, model.options(), true);
+  const auto ids = random_ids(n, model.config().vocab_size, n);
+  const auto device = model.options().device();
+  for (int64_t begin = 0; begin < n; begin += 512) {
+    const int64_t len = std::min<int64_t>(512, n - begin);
+    model.forward(at::tensor(std::vector<int64_t>(ids.begin() + begin, ids.begin() + begin + len)).unsqueeze(0).to(device),
+                  at::arange(begin, begin + len, at::kLong).unsqueeze(0).to(device), cache);
+  }
+  return cache;
+}
+
+// One round: the machine's GEMM rate, then every (n, policy) against it.
+void refresh_bench_round(const RefreshBenchOptions& o, const Model& model, std::vector<std::unique_ptr<Policy>>& policies,
+                         const std::vector<KvCache>& caches) {
+  const MachineRates rates = measure_machine_rates(o.model.parsed_device(), o.model.parsed_dtype());
+  std::cout << fmt::format("machine: GEMM {:.1f} GFLOP/s, read bandwidth {:.1f} GB/s\n", rates.gemm_gflops,
+                           rates.read_gbps)
+            << fmt::format("{:>7}  {:<22} {:>10} {:>9} {:>9} {:>7} {:>9}\n", "n", "policy", "median ms", "GFLOP",
+                           "GFLOP/s", "% GEMM", "peak MiB");
+  for (size_t s = 0; s < o.sizes.size(); ++s) {
+    std::vector<double> ms;
+    for (size_t p = 0; p < policies.size(); ++p) {
+      reset_peak_rss();
+      ms.push_back(median_scoring_ms(model, *policies[p], caches[s], o.min_gap, o.repeats));
+      const auto flops = scoring_flops(o.policies[p], model.config(), o.sizes[s], o.min_gap);
+      const double gflops = flops ? *flops / 1e9 : NAN, rate = gflops / (ms.back() / 1e3);
+      std::cout << fmt::format("{:>7}  {:<22} {:>10.1f} {:>9.1f} {:>9.1f} {:>6.1f}% {:>9.0f}\n", o.sizes[s],
+                               o.policies[p], ms.back(), gflops, rate, 100 * rate / rates.gemm_gflops,
+                               peak_rss_kb() / 1024.0);
+    }
+    if (ms.size() == 2) std::cout << fmt::format("{:>7}  time ratio {} / {}: {:.2f}x\n", "", o.policies[0], o.policies[1], ms[0] / ms[1]);
+    std::cout << std::flush;
+  }
+}
+
 void run_refresh_bench(const RefreshBenchOptions& o) {
   const Model model = o.model.load();
   std::cout << describe(o.model, model) << "\n";
   std::vector<std::unique_ptr<Policy>> policies;
   for (const auto& name : o.policies) policies.push_back(make_policy(name));
-  std::cout << fmt::format("{:>7}  {}", "n", fmt::join(o.policies, "  ")) << "   (median ms per refresh scoring)\n";
-  for (int64_t n : o.sizes) {
-    KvCache cache(model.config(), 1, model.options(), true);
-    const auto ids = random_ids(n, model.config().vocab_size, n);
-    const auto device = model.options().device();
-    for (int64_t begin = 0; begin < n; begin += 512) {
-      const int64_t len = std::min<int64_t>(512, n - begin);
-      model.forward(at::tensor(std::vector<int64_t>(ids.begin() + begin, ids.begin() + begin + len)).unsqueeze(0).to(device),
-                    at::arange(begin, begin + len, at::kLong).unsqueeze(0).to(device), cache);
-    }
-    std::vector<double> ms;
-    for (auto& p : policies) ms.push_back(median_scoring_ms(model, *p, cache, o.repeats));
-    std::string row = fmt::format("{:>7}", n);
-    for (size_t i = 0; i < ms.size(); ++i) row += fmt::format("  {:>{}.2f}", ms[i], o.policies[i].size());
-    if (ms.size() == 2) row += fmt::format("   ratio {:.2f}x", ms[0] / ms[1]);
-    std::cout << row << std::endl;
+  std::vector<KvCache> caches;
+  for (int64_t n : o.sizes) caches.push_back(filled_cache(model, n));
+  if (!reset_peak_rss()) std::cout << "(peak RSS cannot be reset here: each figure is the process's peak so far)\n";
+  for (int64_t round = 1; round <= o.rounds; ++round) {
+    std::cout << fmt::format("round {} of {}, median of {} timed scorings after one warm-up\n", round, o.rounds,
+                             o.repeats);
+    refresh_bench_round(o, model, policies, caches);
   }
-  std::cout << fmt::format("peak RSS {:.1f} MiB\n", peak_rss_kb() / 1024.0);
 }
 
 }  // namespace
@@ -323,13 +367,22 @@ void add_bench_command(CLI::App& app) {
   l->callback([lin] { run_linear_bench(*lin); });
 
   auto refresh = std::make_shared<RefreshBenchOptions>();
-  CLI::App* r = bench->add_subcommand("refresh", "Refresh scoring latency vs cache size n, per policy");
+  CLI::App* r = bench->add_subcommand(
+      "refresh",
+      "Refresh scoring latency vs cache size n, per policy: median ms, the pass's work in GFLOP and the rate\n"
+      "achieved, as a share of the GEMM rate measured in the same run, and the peak RSS while scoring.\n"
+      "Work (counter-causal over all L layers with MLP, counter-causal-fast over the last without), a\n"
+      "multiply-add = 2 FLOP: per layer 2·n·hidden·(2·H·D [q, o] + 3·intermediate [MLP]) + 4·H·D·P, with\n"
+      "P = m(m+1)/2 allowed (query, key) pairs, m = n − min_gap − 1; plus 2·n·hidden for the own-token logits.");
   refresh->model.add_to(r);
   r->add_option("--n", refresh->sizes, "Cache sizes, comma-separated")->delimiter(',')->capture_default_str();
   r->add_option("--policy", refresh->policies, "Policies, comma-separated (two: their ratio is printed)")
       ->delimiter(',')
       ->capture_default_str();
   r->add_option("--repeats", refresh->repeats, "Timed repeats (median reported)")->capture_default_str();
+  r->add_option("--rounds", refresh->rounds, "Rounds, each measuring the GEMM rate again and then every n and policy")
+      ->capture_default_str();
+  r->add_option("--min-gap", refresh->min_gap, "Counter-causal min_gap")->capture_default_str();
   r->callback([refresh] { run_refresh_bench(*refresh); });
 }
 

@@ -167,6 +167,11 @@ TEST_CASE("counter-causal query blocks do not change the scores", "[counter-caus
   model.forward(at::randint(3, 500, {2, 50}, at::kLong), at::arange(50, at::kLong).unsqueeze(0).expand({2, 50}), cache);
   const at::Tensor x = cache.last_layer_input();
   const int64_t last = model.config().num_layers - 1;
-  const at::Tensor whole = anticausal_attention_residual(model, cache, last, x, 1, 1024);
-  for (int64_t block : {1, 7, 49}) CHECK(max_abs_diff(anticausal_attention_residual(model, cache, last, x, 1, block), whole) < 1e-5);
+  const at::Tensor whole = anticausal_attention_residual(model, cache, last, x, 1, 0, 1024);
+  for (int64_t block : {1, 7, 49})
+    CHECK(max_abs_diff(anticausal_attention_residual(model, cache, last, x, 1, 0, block), whole) < 1e-5);
+  // Entry blocks through the whole pass (every layer, MLPs): rows are independent of one another.
+  const at::Tensor input = model.embed(cache.token_ids());
+  const at::Tensor scores = anticausal_scores(model, cache, input, 0, true, 1, 1024);
+  for (int64_t rows : {1, 7, 49}) CHECK(max_abs_diff(anticausal_scores(model, cache, input, 0, true, 1, rows), scores) < 1e-5);
 }
