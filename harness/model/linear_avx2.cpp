@@ -58,6 +58,10 @@ void tile(const SmallRowsProblem& p, int64_t m0, int64_t n0) {
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
   for (int64_t k = 0; k < K8; k += 8) {
+    // The next tile's weight rows are fetched while this one computes: each row is a short stream
+    // (K elements) that the hardware prefetcher would only pick up after it had started.
+    if (k % 16 == 0)
+      for (int c = 0; c < C; ++c) _mm_prefetch(reinterpret_cast<const char*>(w + (C + c) * K + k), _MM_HINT_T0);
     __m256 wv[C];
     for (int c = 0; c < C; ++c) wv[c] = W::load8(w + c * K + k);
     for (int r = 0; r < R; ++r) {
