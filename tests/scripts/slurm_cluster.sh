@@ -19,10 +19,13 @@ JSON
 kvbench sweep --config "$work/sweep.json" --out-dir "$work/reference" --quiet > "$work/reference.log" 2>&1 \
   || { cat "$work/reference.log"; fail "the unsharded sweep failed"; }
 
-# emit NAME: the sweep's SLURM script (2 array tasks of 2 jobs) writing to $work/NAME.
+# emit NAME [OPTION...]: the sweep's SLURM script (2 array tasks of 2 jobs) writing to $work/NAME; the options
+# travel into the script's command line.
 emit() {
-  kvbench sweep --config "$work/sweep.json" --out-dir "$work/$1" --emit-slurm "$work/$1.sbatch" --slurm-shards 2 \
-    --sbatch "--time=00:10:00"
+  local name=$1
+  shift
+  kvbench sweep --config "$work/sweep.json" --out-dir "$work/$name" --emit-slurm "$work/$name.sbatch" --slurm-shards 2 \
+    --sbatch "--time=00:10:00" "$@"
 }
 # expect_states JOB STATES: the array tasks' final states (see task_states).
 expect_states() {
@@ -43,7 +46,9 @@ expect_states "$job_id" $'0 COMPLETED\n1 COMPLETED'
 merged_equals_reference whole
 
 # 2. Array task 0 cancelled once a sample of it is in a job's work file (run/journal.h), then resubmitted alone.
-emit killed
+# One sample at a time (--batch 1, forwarded by the script): a job's work file then grows sample by sample,
+# where a batch of 16 would finish all of a job's samples together and leave no moment to cancel in between.
+emit killed --batch 1
 mapfile -t task0 < <(kvbench sweep --config "$work/sweep.json" --out-dir "$work/killed" --shard 0/2 --dry-run --no-bench | grep -o "[^ ]*\.h5$")
 # journal_samples OUT: finished samples in OUT's work file (line 1 is a header; a torn last line does not count).
 journal_samples() { local lines; lines=$(cat "$1.partial.jsonl" 2> /dev/null | wc -l); echo $((lines ? lines - 1 : 0)); }
