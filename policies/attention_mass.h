@@ -12,7 +12,8 @@ class AttentionMass {
   // step.attention holds every layer's [B, H, T, N] probabilities; entries new since the last call start at 0.
   void add(const ForwardResult& step, int64_t kv_heads);
   const at::Tensor& value() const { return mass_; }  // [B, L, KV, N] float32
-  void compact(const at::Tensor& keep) { mass_ = mass_.gather(3, keep.to(mass_.device())); }  // keep [B, L, KV, M]
+  // keep [B, L, KV, M]; -1 (a ragged cache's padding) gets 0, so a later entry in that slot starts at 0.
+  void compact(const at::Tensor& keep);
   void expand_batch(int64_t batch);
   void reset() { mass_ = at::Tensor(); }
 

@@ -13,6 +13,7 @@ class FutureOraclePolicy final : public Policy {
   explicit FutureOraclePolicy(at::Tensor targets) : targets_(std::move(targets)), look_ahead_(!targets_.defined()) {}
   std::string name() const override { return "future-oracle"; }
   int64_t default_recent(int64_t J) const override { return J / 4; }
+  bool scores_ragged_caches() const override { return true; }
   KeepRule keep_rule(const CacheBudget& budget) const override {
     return {false, budget.recent, Granularity::PerKvHead, budget.sinks};
   }
@@ -33,10 +34,10 @@ class FutureOraclePolicy final : public Policy {
     const int64_t S = targets_.size(2);
     std::vector<at::Tensor> layers;
     for (int64_t l = 0; l < context.cache.num_layers(); ++l) {
-      const at::Tensor positions = context.cache.head_positions(l).cpu();  // [B, KV, N]
+      const at::Tensor positions = context.cache.head_positions_padded(l).cpu();  // [B, KV, N], -1 = padding
       const at::Tensor table = targets_[l].unsqueeze(0).expand({positions.size(0), -1, -1});
-      const at::Tensor known = table.gather(2, positions.clamp_max(S - 1));
-      const at::Tensor unknown = (positions >= S).logical_or(known.isnan());
+      const at::Tensor known = table.gather(2, positions.clamp(0, S - 1));
+      const at::Tensor unknown = (positions >= S).logical_or(positions < 0).logical_or(known.isnan());
       layers.push_back(known.masked_fill(unknown, std::numeric_limits<float>::infinity()));
     }
     return at::stack(layers, 1);

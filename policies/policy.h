@@ -24,6 +24,11 @@ struct CacheBudget {
   int64_t min_gap = 0;
   int64_t sinks = 4;                    // streaming / kvpop attention sinks
   enum class Mode { Chunked, PrefillEnd } mode = Mode::Chunked;
+  // How J is spread over layers and KV heads (engine/allocator.h): the same J everywhere (uniform),
+  // per-layer budgets falling linearly from layer 0 to the last with first/last = pyramid_ratio
+  // (pyramid), or each layer's KV·J shared among its heads by score (ada).
+  enum class Allocator { Uniform, Pyramid, Ada } allocator = Allocator::Uniform;
+  double pyramid_ratio = 2.0;
 };
 
 // What the engine must capture for a policy during causal steps.
@@ -63,12 +68,15 @@ class Policy {
   virtual int64_t default_recent(int64_t J) const { return 0; }
   // False for `full`: the cache is never refreshed.
   virtual bool evicts() const { return true; }
+  // True when score() gives [B, L, KV, N] scores for a ragged cache (layers of different sizes, padding
+  // slots at position -1) and on_compact accepts -1 padding in keep: what the pyramid and ada allocators need.
+  virtual bool scores_ragged_caches() const { return false; }
   // One score per entry: [B, N] (token level) or [B, L, KV, N] (per KV head); undefined = no scores
   // (the allocator then keeps by position alone, e.g. sliding).
   virtual at::Tensor score(const ScoringContext& context) = 0;
   // Called after every causal forward (prefill chunk or decode step) with what needs() asked for.
   virtual void observe(const ForwardResult& step, const KvCache& cache) {}
-  // The cache kept `keep` ([B, M] token level, [B, L, KV, M] per head); compact any state.
+  // The cache kept `keep` ([B, M] token level, [B, L, KV, M] per head, -1 = padding when ragged); compact any state.
   virtual void on_compact(const at::Tensor& keep) {}
   // Sequence 0's state is replicated into `batch` rollouts after the shared prefill.
   virtual void expand_batch(int64_t batch) {}

@@ -14,7 +14,9 @@ KvCache::KvCache(const ModelConfig& config, int64_t batch, at::TensorOptions opt
       keep_last_layer_input_(keep_last_layer_input),
       options_(options),
       keys_(config.num_layers),
-      values_(config.num_layers) {
+      values_(config.num_layers),
+      layer_size_(config.num_layers, 0),
+      padded_(config.num_layers, false) {
   reserve(64);
 }
 
@@ -40,8 +42,8 @@ void KvCache::reserve(int64_t capacity) {
 
 at::Tensor KvCache::used(const at::Tensor& storage, int64_t dim) const { return storage.narrow(dim, 0, size_); }
 
-at::Tensor KvCache::keys(int64_t layer) const { return used(keys_.at(layer), 2); }
-at::Tensor KvCache::values(int64_t layer) const { return used(values_.at(layer), 2); }
+at::Tensor KvCache::keys(int64_t layer) const { return keys_.at(layer).narrow(2, 0, layer_size_[layer]); }
+at::Tensor KvCache::values(int64_t layer) const { return values_.at(layer).narrow(2, 0, layer_size_[layer]); }
 at::Tensor KvCache::token_ids() const {
   if (per_head()) fail("KvCache: token ids are per head after per-KV-head compaction");
   return used(ids_, 1);
@@ -53,14 +55,40 @@ at::Tensor KvCache::positions() const {
 }
 
 at::Tensor KvCache::head_positions(int64_t layer) const {
-  if (per_head()) return used(head_positions_.at(layer), 2);
+  if (per_head()) return head_positions_.at(layer).narrow(2, 0, layer_size_[layer]);
   return positions().unsqueeze(1).expand({batch_, kv_heads_, size_});
+}
+
+at::Tensor KvCache::head_positions_padded(int64_t layer) const {
+  const at::Tensor held = head_positions(layer);
+  if (held.size(2) == size_) return held;
+  return at::constant_pad_nd(held, {0, size_ - held.size(2)}, -1);
+}
+
+at::Tensor KvCache::attention_mask(int64_t layer) const {
+  if (!padded_.at(layer)) return at::Tensor();
+  const at::Tensor held = head_positions(layer).ge(0);
+  return at::cat({held, at::ones({batch_, kv_heads_, pending_}, held.options())}, 2);
+}
+
+double KvCache::mean_entries_per_head() const {
+  double entries = 0.0;  // per (sequence, head), summed over layers; only padded layers need counting
+  for (int64_t l = 0; l < num_layers(); ++l)
+    entries += padded_[l] ? head_positions(l).ge(0).sum().item<double>() / static_cast<double>(batch_ * kv_heads_)
+                          : static_cast<double>(layer_size_[l]);
+  return entries / static_cast<double>(num_layers());
+}
+
+int64_t KvCache::bytes_per_sequence() const {
+  int64_t slots = 0;
+  for (int64_t n : layer_size_) slots += n;
+  return 2 * slots * kv_heads_ * head_dim_ * static_cast<int64_t>(options_.dtype().itemsize());
 }
 
 at::Tensor KvCache::all_positions() const {
   if (!per_head()) return positions();
   std::vector<at::Tensor> layers;
-  for (int64_t l = 0; l < num_layers(); ++l) layers.push_back(head_positions(l));
+  for (int64_t l = 0; l < num_layers(); ++l) layers.push_back(head_positions_padded(l));
   return at::stack(layers, 1);
 }
 
@@ -75,17 +103,19 @@ void KvCache::begin_append(int64_t count) {
 }
 
 std::pair<at::Tensor, at::Tensor> KvCache::append_layer(int64_t layer, const at::Tensor& k, const at::Tensor& v) {
-  keys_.at(layer).narrow(2, size_, pending_).copy_(k);
-  values_.at(layer).narrow(2, size_, pending_).copy_(v);
-  return {keys_[layer].narrow(2, 0, size_ + pending_), values_[layer].narrow(2, 0, size_ + pending_)};
+  const int64_t end = layer_size_.at(layer);
+  keys_.at(layer).narrow(2, end, pending_).copy_(k);
+  values_.at(layer).narrow(2, end, pending_).copy_(v);
+  return {keys_[layer].narrow(2, 0, end + pending_), values_[layer].narrow(2, 0, end + pending_)};
 }
 
 void KvCache::end_append(const at::Tensor& ids, const at::Tensor& positions, const at::Tensor& last_layer_input) {
   ids_.narrow(1, size_, pending_).copy_(ids);
   positions_.narrow(1, size_, pending_).copy_(positions);
-  for (auto& p : head_positions_)
-    p.narrow(2, size_, pending_).copy_(positions.unsqueeze(1).expand({batch_, kv_heads_, pending_}));
+  for (size_t l = 0; l < head_positions_.size(); ++l)
+    head_positions_[l].narrow(2, layer_size_[l], pending_).copy_(positions.unsqueeze(1).expand({batch_, kv_heads_, pending_}));
   if (keep_last_layer_input_) last_input_.narrow(1, size_, pending_).copy_(last_layer_input);
+  for (int64_t& n : layer_size_) n += pending_;
   size_ += pending_;
   pending_ = 0;
 }
@@ -112,6 +142,7 @@ void KvCache::compact(const at::Tensor& keep) {
   gather_into(positions_, 1, index);
   if (keep_last_layer_input_) gather_into(last_input_, 1, index.unsqueeze(-1).expand({batch_, kept, hidden_}));
   size_ = kept;
+  std::fill(layer_size_.begin(), layer_size_.end(), kept);
 }
 
 void KvCache::compact_per_head(const at::Tensor& keep) {
@@ -121,15 +152,8 @@ void KvCache::compact_per_head(const at::Tensor& keep) {
   const int64_t kept = index.size(3);
   if (kept > 0 && (index.min().item<int64_t>() < 0 || index.max().item<int64_t>() >= size_))
     fail("KvCache::compact_per_head: slot index out of range [0, {})", size_);
-  if (!per_head()) {  // switch representation: every head starts from the token-level positions
-    const auto long_opts = options_.dtype(at::kLong);
-    for (int64_t l = 0; l < num_layers(); ++l) {
-      head_positions_.push_back(at::empty({batch_, kv_heads_, capacity_}, long_opts));
-      head_positions_.back().narrow(2, 0, size_).copy_(positions_.narrow(1, 0, size_).unsqueeze(1).expand({batch_, kv_heads_, size_}));
-    }
-    keep_last_layer_input_ = false;  // H^(L-1) is a per-token quantity
-    last_input_ = at::Tensor();
-  }
+  if (ragged_) fail("KvCache::compact_per_head: the cache is ragged; use compact_ragged");
+  to_per_head();
   for (int64_t l = 0; l < num_layers(); ++l) {
     const at::Tensor layer_index = index.select(1, l);  // [B, KV, M]
     const at::Tensor rows = layer_index.unsqueeze(-1).expand({batch_, kv_heads_, kept, head_dim_});
@@ -140,6 +164,43 @@ void KvCache::compact_per_head(const at::Tensor& keep) {
     head_positions_[l].narrow(2, 0, kept).copy_(p);
   }
   size_ = kept;
+  std::fill(layer_size_.begin(), layer_size_.end(), kept);
+}
+
+void KvCache::to_per_head() {
+  if (per_head()) return;  // every head starts from the token-level positions
+  const auto long_opts = options_.dtype(at::kLong);
+  for (int64_t l = 0; l < num_layers(); ++l) {
+    head_positions_.push_back(at::empty({batch_, kv_heads_, capacity_}, long_opts));
+    head_positions_.back().narrow(2, 0, size_).copy_(positions_.narrow(1, 0, size_).unsqueeze(1).expand({batch_, kv_heads_, size_}));
+  }
+  keep_last_layer_input_ = false;  // H^(L-1) is a per-token quantity
+  last_input_ = at::Tensor();
+}
+
+void KvCache::compact_ragged(const at::Tensor& keep) {
+  const at::Tensor index = keep.to(keys_.front().device(), at::kLong);
+  if (index.dim() != 4 || index.size(0) != batch_ || index.size(1) != num_layers() || index.size(2) != kv_heads_)
+    fail("KvCache::compact_ragged: keep must be [B, L, KV, M]");
+  to_per_head();
+  ragged_ = true;
+  for (int64_t l = 0; l < num_layers(); ++l) {
+    const at::Tensor held = index.select(1, l).ge(0);  // [B, KV, M]
+    const int64_t kept = held.sum(-1).max().item<int64_t>();
+    const at::Tensor layer_index = index.select(1, l).narrow(2, 0, kept);
+    if (kept > 0 && layer_index.max().item<int64_t>() >= layer_size_[l])
+      fail("KvCache::compact_ragged: layer {} slot index out of range [0, {})", l, layer_size_[l]);
+    const at::Tensor slots = layer_index.clamp_min(0), padding = held.narrow(2, 0, kept).logical_not();
+    const at::Tensor rows = slots.unsqueeze(-1).expand({batch_, kv_heads_, kept, head_dim_});
+    const at::Tensor k = keys(l).gather(2, rows), v = values(l).gather(2, rows);
+    const at::Tensor p = head_positions(l).gather(2, slots).masked_fill_(padding, -1);
+    keys_[l].narrow(2, 0, kept).copy_(k);
+    values_[l].narrow(2, 0, kept).copy_(v);
+    head_positions_[l].narrow(2, 0, kept).copy_(p);
+    layer_size_[l] = kept;
+    padded_[l] = padding.any().item<bool>();
+  }
+  size_ = *std::max_element(layer_size_.begin(), layer_size_.end());
 }
 
 void KvCache::expand_batch(int64_t batch) {

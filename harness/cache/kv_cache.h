@@ -6,6 +6,11 @@
 // each (layer, KV head) keep its own entries (same count, so tensors stay rectangular): the cache
 // then tracks original positions per head, and token ids / H^(L-1) no longer describe a slot.
 //
+// Ragged compaction (the pyramid and ada allocators, engine/allocator.h) lets layers hold different
+// numbers of slots (N_l) and, within a layer, heads hold different numbers of entries: a layer is padded
+// to its fullest head with slots whose original position is -1. Padding is never attended (see
+// attention_mask) and stays until the next compaction; appends go after each layer's own last slot.
+//
 // Storage grows geometrically so appending a token costs O(1) amortised copies, not O(n).
 #pragma once
 #include <ATen/ATen.h>
@@ -20,7 +25,9 @@ class KvCache {
  public:
   KvCache(const ModelConfig& config, int64_t batch, at::TensorOptions options, bool keep_last_layer_input);
 
+  // Slots of the widest layer (every layer outside ragged mode); size(layer): that layer's slots.
   int64_t size() const { return size_; }
+  int64_t size(int64_t layer) const { return layer_size_.at(layer); }
   int64_t batch() const { return batch_; }
   int64_t num_layers() const { return static_cast<int64_t>(keys_.size()); }
   bool keeps_last_layer_input() const { return keep_last_layer_input_; }
@@ -30,8 +37,18 @@ class KvCache {
   bool per_head() const { return !head_positions_.empty(); }
   at::Tensor token_ids() const;            // [B, N] int64 (token level only)
   at::Tensor positions() const;            // [B, N] int64, original positions (token level only)
-  at::Tensor head_positions(int64_t layer) const;  // [B, KV, N] original positions, either level
-  at::Tensor all_positions() const;        // [B, N] token level, [B, L, KV, N] per head
+  at::Tensor head_positions(int64_t layer) const;  // [B, KV, N_l] original positions (-1: padding), either level
+  // [B, KV, size()]: head_positions(layer) padded with -1 up to the widest layer (per-head scores stack).
+  at::Tensor head_positions_padded(int64_t layer) const;
+  at::Tensor all_positions() const;        // [B, N] token level, [B, L, KV, N] per head (-1: padding)
+  bool ragged() const { return ragged_; }
+  // While appending (after append_layer): [B, KV, N_l + T] true where a slot holds an entry; undefined
+  // when the layer has no padding, so attention runs unmasked exactly as before ragged caches existed.
+  at::Tensor attention_mask(int64_t layer) const;
+  // Entries held (padding excluded) per sequence, layer and KV head, averaged: the realised cache size.
+  double mean_entries_per_head() const;
+  // Bytes of keys and values one sequence holds in its slots (padding included: it occupies memory).
+  int64_t bytes_per_sequence() const;
   at::Tensor last_layer_input() const;     // [B, N, hidden]; undefined unless kept (token level only)
 
   // The forward pass appends T entries: begin_append(T), then per layer append_layer (which returns
@@ -44,17 +61,24 @@ class KvCache {
   void compact(const at::Tensor& keep);
   // Each layer and KV head keeps its own slots: `keep` is [B, L, KV, M], ascending along M.
   void compact_per_head(const at::Tensor& keep);
+  // Ragged: `keep` is [B, L, KV, M], each row's slots ascending then -1 padding; layer l keeps as many
+  // slots as its fullest row (shorter rows are padded).
+  void compact_ragged(const at::Tensor& keep);
   // Replicate sequence 0 into `batch` sequences (rollouts sharing a prefilled prompt).
   void expand_batch(int64_t batch);
 
  private:
   void reserve(int64_t capacity);
   at::Tensor used(const at::Tensor& storage, int64_t dim) const;
+  void to_per_head();
 
   int64_t batch_, kv_heads_, head_dim_, hidden_;
   bool keep_last_layer_input_;
   at::TensorOptions options_;
   int64_t size_ = 0, pending_ = 0, capacity_ = 0;
+  std::vector<int64_t> layer_size_;        // slots per layer (all size_ unless ragged)
+  std::vector<bool> padded_;               // per layer: some slot holds no entry
+  bool ragged_ = false;
   std::vector<at::Tensor> keys_, values_;  // [B, KV, capacity, D]
   at::Tensor ids_, positions_;             // [B, capacity]
   at::Tensor last_input_;                  // [B, capacity, hidden]

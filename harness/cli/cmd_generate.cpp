@@ -10,6 +10,7 @@
 #include "cli/options.h"
 #include "common/error.h"
 #include "common/json_file.h"
+#include "engine/allocator.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvbench::cli {
@@ -140,6 +141,9 @@ void run_generate(const GenerateOptions& o) {
                 {"frozen", settings.budget.frozen},
                 {"mean_cache_size", result.mean_cache_size},
                 {"peak_cache_size", result.peak_cache_size},
+                {"allocator", allocator_name(settings.budget.allocator)},
+                {"mean_entries_per_head", result.mean_entries_per_head},
+                {"peak_cache_bytes", result.peak_cache_bytes},
                 {"prefill_seconds", result.prefill_seconds},
                 {"decode_seconds", result.decode_seconds},
                 {"refreshes", json::array()}};

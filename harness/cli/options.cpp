@@ -61,6 +61,18 @@ void PolicyCliOptions::add_to(CLI::App* command) {
                                       "the whole prompt")
       ->check(CLI::IsMember({"chunked", "prefill_end"}))
       ->capture_default_str();
+  command->add_option("--allocator", allocator,
+                      "How J is spread over layers and KV heads. uniform: J in every layer and head. pyramid "
+                      "(PyramidKV): layer budgets fall linearly from the first layer to the last (ratio "
+                      "--pyramid-ratio), summing to layers x J. ada (Ada-KV): each layer's KV x J shared among its "
+                      "heads by score, so focused heads keep less. pyramid and ada need a per-head scorer "
+                      "(h2o-true, future-oracle); the cache then holds fewer entries where the budget is smaller")
+      ->check(CLI::IsMember({"uniform", "pyramid", "ada"}))
+      ->capture_default_str();
+  command->add_option("--pyramid-ratio", pyramid_ratio,
+                      "pyramid: first layer's budget / last layer's (>= 1; 1 = uniform sizes). E.g. J=64, 8 layers, "
+                      "ratio 3: budgets 96 87 78 69 59 50 41 32")
+      ->capture_default_str();
   command->add_option("--policy-seed", seed, "Seed of the random policy")->capture_default_str();
   command->add_option("--scorer", scorer, "kvpop: learned scorer from `kvbench train-scorer` (default: the "
                                           "untrained attention-mass fallback)");
@@ -70,6 +82,8 @@ CacheBudget PolicyCliOptions::budget(const Policy& p, int64_t auto_frozen_tokens
   return resolve_budget(spec(), p, auto_frozen_tokens);
 }
 
-BudgetSpec PolicyCliOptions::spec() const { return {J, h, recent, frozen, min_gap, sinks, mode}; }
+BudgetSpec PolicyCliOptions::spec() const {
+  return {J, h, recent, frozen, min_gap, sinks, mode, allocator, pyramid_ratio};
+}
 
 }  // namespace kvbench::cli

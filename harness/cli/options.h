@@ -29,6 +29,8 @@ struct PolicyCliOptions {
   int64_t min_gap = 0;
   int64_t sinks = 4;
   std::string mode = "chunked";
+  std::string allocator = "uniform";
+  double pyramid_ratio = 2.0;
   uint64_t seed = 0;
   std::string scorer;      // kvpop: learned scorer file
 

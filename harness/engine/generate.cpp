@@ -1,5 +1,7 @@
 #include "engine/generate.h"
 
+#include "engine/allocator.h"
+
 #include <algorithm>
 #include <chrono>
 #include <utility>
@@ -89,6 +91,7 @@ SampleGeneration::SampleGeneration(const Model& model, Policy& policy, std::vect
       stop_(std::move(stop)),
       cache_(model.config(), 1, model.options(), policy.needs().last_layer_input) {
   validate(settings_, static_cast<int64_t>(prompt.size()), policy_);
+  validate_allocator(settings_.budget, policy_, model_.config());
   result_.prompt = std::move(prompt);
   policy_.reset();
   policy_.prepare(model_, result_.prompt, settings_, stop_);
@@ -103,6 +106,7 @@ void SampleGeneration::observe_and_refresh(const ForwardResult& step, const char
                                            int64_t processed, bool due) {
   policy_.observe(step, cache_);
   result_.peak_cache_size = std::max(result_.peak_cache_size, cache_.size());
+  result_.peak_cache_bytes = std::max(result_.peak_cache_bytes, cache_.bytes_per_sequence());
   if (!due || !policy_.evicts()) return;
   RefreshRecord record = refresh(model_, cache_, policy_, settings_.budget);
   record.phase = phase;
@@ -156,6 +160,7 @@ StepInput SampleGeneration::next_step() {
 void SampleGeneration::finish_step(const ForwardResult& step) {
   const int64_t processed = static_cast<int64_t>(result_.prompt.size()) + step_;
   cache_size_sum_ += static_cast<double>(cache_.size());
+  entries_sum_ += cache_.mean_entries_per_head();
   observe_and_refresh(step, "decode", step_, processed, processed % settings_.budget.h == 0);
   rollouts_->choose(step.logits);  // from the logits computed before the refresh
   if (done()) result_.decode_seconds = seconds_since(decode_start_);
@@ -163,6 +168,7 @@ void SampleGeneration::finish_step(const ForwardResult& step) {
 
 GenerationResult SampleGeneration::take() {
   result_.mean_cache_size = step_ ? cache_size_sum_ / static_cast<double>(step_) : static_cast<double>(cache_.size());
+  result_.mean_entries_per_head = step_ ? entries_sum_ / static_cast<double>(step_) : cache_.mean_entries_per_head();
   result_.rollouts = rollouts_->take();
   return std::move(result_);
 }

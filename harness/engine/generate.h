@@ -38,8 +38,12 @@ struct GenerationResult {
   std::vector<int64_t> prompt;
   std::vector<RolloutResult> rollouts;
   std::vector<RefreshRecord> refreshes;
-  double mean_cache_size = 0.0;  // realised cache size seen by decode steps
+  double mean_cache_size = 0.0;  // realised cache size seen by decode steps (slots of the widest layer)
   int64_t peak_cache_size = 0;
+  // Entries (padding excluded) per layer and KV head seen by decode steps, averaged: what a ragged
+  // allocator really holds; and the most key/value bytes one sequence held (padding slots included).
+  double mean_entries_per_head = 0.0;
+  int64_t peak_cache_bytes = 0;
   double prefill_seconds = 0.0, decode_seconds = 0.0;
 };
 
@@ -79,7 +83,7 @@ class SampleGeneration {
   std::unique_ptr<Rollouts> rollouts_;
   GenerationResult result_;
   int64_t step_ = 0;  // decode steps fed so far
-  double cache_size_sum_ = 0.0;
+  double cache_size_sum_ = 0.0, entries_sum_ = 0.0;
   std::chrono::steady_clock::time_point decode_start_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "engine/allocator.h"
 #include "engine/budget.h"
 
 namespace kvbench {
@@ -28,8 +29,12 @@ RefreshRecord refresh(const Model& model, KvCache& cache, Policy& policy, const 
   record.scoring_ms = ms_since(start);
 
   start = std::chrono::steady_clock::now();
-  const at::Tensor keep = select_keep(scores, cache.size(), budget.J, budget.frozen, rule);
-  if (rule.granularity == Granularity::PerKvHead)
+  const bool ragged = budget.allocator != CacheBudget::Allocator::Uniform;
+  const at::Tensor keep = ragged ? allocate_ragged(scores, cache, budget, rule)
+                                 : select_keep(scores, cache.size(), budget.J, budget.frozen, rule);
+  if (ragged)
+    cache.compact_ragged(keep);
+  else if (rule.granularity == Granularity::PerKvHead)
     cache.compact_per_head(keep);
   else
     cache.compact(keep);

@@ -13,9 +13,10 @@ struct RefreshRecord {
   int64_t step = 0;               // prefill chunk index, or decode step (tokens already fed, 1-based)
   int64_t processed = 0;          // tokens fed to the model so far
   int64_t size_before = 0, size_after = 0;
-  at::Tensor positions_before;    // [B, N] or [B, L, KV, N] original positions before the refresh (CPU)
+  at::Tensor positions_before;    // [B, N] or [B, L, KV, N] original positions before the refresh (CPU);
+                                  // ragged caches (pyramid, ada): -1 marks padding, N = the widest layer
   at::Tensor scores;              // [B, N] or [B, L, KV, N] float32 (CPU); undefined if the policy has none
-  at::Tensor kept_positions;      // [B, M] or [B, L, KV, M] original positions kept (CPU)
+  at::Tensor kept_positions;      // [B, M] or [B, L, KV, M] original positions kept (CPU), -1 = padding
   int64_t candidates_begin = 0, candidates_end = 0;  // slots that competed: [begin, end)
   double scoring_ms = 0.0, compaction_ms = 0.0;
 };

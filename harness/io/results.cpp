@@ -66,7 +66,9 @@ const Fields<ResultRow> kRowFields = {{{"sample_id", &ResultRow::sample_id},
                                       {{"score", &ResultRow::score},
                                        {"wall_seconds", &ResultRow::wall_seconds},
                                        {"mean_cache_size", &ResultRow::mean_cache_size},
-                                       {"key_retention", &ResultRow::key_retention}},
+                                       {"key_retention", &ResultRow::key_retention},
+                                       {"mean_entries_per_head", &ResultRow::mean_entries_per_head},
+                                       {"peak_cache_bytes", &ResultRow::peak_cache_bytes}},
                                       {{"generated_ids", &ResultRow::generated_ids}}};
 
 const Fields<RefreshTrace> kTraceFields = {{{"phase", &RefreshTrace::phase}},
@@ -108,7 +110,7 @@ void write_columns(const h5::Location& at, const std::vector<T>& items, const Fi
 }
 
 // Float columns added after the first schema-1 files: files written before them read NaN.
-const std::set<std::string> kAddedInSchema1 = {"key_retention"};
+const std::set<std::string> kAddedInSchema1 = {"key_retention", "mean_entries_per_head", "peak_cache_bytes"};
 
 // `count` items from the group's columns.
 template <class T>

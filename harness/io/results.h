@@ -29,6 +29,10 @@ struct ResultRow {  // one sample × rollout
   int64_t refresh_count = 0;
   double mean_cache_size = 0.0;
   int64_t peak_cache_size = 0;
+  // Realised cache size: entries per layer and KV head (padding excluded), mean over decode steps; and the
+  // most key/value bytes the sequence held. NaN in files written before allocators.
+  double mean_entries_per_head = std::numeric_limits<double>::quiet_NaN();
+  double peak_cache_bytes = std::numeric_limits<double>::quiet_NaN();
   // Fraction of the task's key passages in the cache when generation began (run/key_retention.h);
   // NaN when the task names none.
   double key_retention = std::numeric_limits<double>::quiet_NaN();
@@ -40,7 +44,7 @@ struct RefreshTrace {  // one refresh as seen by one row
   int64_t step = 0, processed = 0;
   int64_t size_before = 0, size_after = 0;  // n = size_before
   int64_t layers = 1, kv_heads = 1;         // > 1 when the policy keeps per KV head
-  std::vector<int64_t> kept_positions;      // layers × kv_heads × M, row-major
+  std::vector<int64_t> kept_positions;      // layers × kv_heads × M, row-major; -1 = padding (ragged allocators)
   double scoring_ms = 0.0, compaction_ms = 0.0;  // timing
 };
 

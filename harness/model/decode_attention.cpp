@@ -32,6 +32,7 @@ struct HeadTask {
   float* out;          // [G, D]
   float* probs;        // [G, N] (head stride probs_stride) or null
   int64_t probs_stride;
+  const bool* held;    // [N]: false for a ragged cache's padding slots; null when every slot holds an entry
 };
 
 template <typename T>
@@ -42,7 +43,8 @@ void attend_head(const HeadTask<T>& t, int64_t G, int64_t D, std::vector<float>&
     const float* q = t.q + g * D;
     float top = -std::numeric_limits<float>::infinity();
     for (int64_t j = 0; j < t.N; ++j) {
-      weights[j] = dot(q, t.keys + j * t.entry_stride, D) * scale;
+      weights[j] = t.held && !t.held[j] ? -std::numeric_limits<float>::infinity()
+                                        : dot(q, t.keys + j * t.entry_stride, D) * scale;
       top = std::max(top, weights[j]);
     }
     float total = 0.0f;
@@ -73,12 +75,16 @@ at::Tensor attend_groups(const at::Tensor& q, const std::vector<DecodeAttentionG
   const at::Tensor queries = q.to(at::kFloat).contiguous();
   at::Tensor out = at::empty({M, H * D}, queries.options());
   std::vector<HeadTask<T>> tasks;
+  std::vector<at::Tensor> masks;  // keeps each group's contiguous mask alive while the tasks read it
   int64_t row = 0;
   for (const DecodeAttentionGroup& group : groups) {
     const at::Tensor& k = group.keys;
     const int64_t R = k.size(0), KV = k.size(1), N = k.size(2), G = H / KV;
     TORCH_CHECK(k.stride(3) == 1 && group.values.stride(3) == 1 && k.strides() == group.values.strides(),
                 "decode_attention: keys and values must share a layout contiguous along D");
+    const at::Tensor held = group.held.defined() ? group.held.to(at::kBool).contiguous() : at::Tensor();
+    TORCH_CHECK(!held.defined() || held.sizes() == at::IntArrayRef({R, KV, N}), "decode_attention: held must be [R, KV, N]");
+    masks.push_back(held);
     for (int64_t r = 0; r < R; ++r, ++row)
       for (int64_t kv = 0; kv < KV; ++kv) {
         float* probs = group.probs.defined() ? group.probs.data_ptr<float>() + group.probs.stride(0) * r +
@@ -88,7 +94,8 @@ at::Tensor attend_groups(const at::Tensor& q, const std::vector<DecodeAttentionG
                          k.data_ptr<T>() + k.stride(0) * r + k.stride(1) * kv,
                          group.values.data_ptr<T>() + k.stride(0) * r + k.stride(1) * kv, k.stride(2), N,
                          out.data_ptr<float>() + (row * H + kv * G) * D, probs,
-                         group.probs.defined() ? group.probs.stride(1) : 0});
+                         group.probs.defined() ? group.probs.stride(1) : 0,
+                         held.defined() ? held.data_ptr<bool>() + (r * KV + kv) * N : nullptr});
       }
   }
   TORCH_CHECK(row == M, "decode_attention: the groups hold ", row, " rows, q has ", M);

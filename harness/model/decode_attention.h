@@ -12,6 +12,7 @@ namespace kvbench {
 struct DecodeAttentionGroup {
   at::Tensor keys, values;  // [R, KV, N, D] float32, bfloat16 or float16, contiguous along D (a cache view)
   at::Tensor probs;         // if defined: [R, H, 1, N] float32, receives the attention probabilities
+  at::Tensor held;          // if defined: [R, KV, N] bool, false for padding slots (ragged caches): never attended
 };
 
 // True when decode_attention serves these tensors (CPU; float32, bfloat16, float16); otherwise use

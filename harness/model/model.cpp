@@ -22,6 +22,16 @@ at::Tensor causal_mask(int64_t T, int64_t cached, at::Device device) {
   return at::arange(cached + T, longs).unsqueeze(0) <= (at::arange(T, longs) + cached).unsqueeze(1);
 }
 
+// One layer's mask over its N keys: `causal` (every cached entry visible; computed for the widest layer,
+// so redone when a ragged layer holds fewer), and, where a ragged layer has padding, only slots that
+// hold an entry ([B, KV, T, N]). Undefined when nothing is masked.
+at::Tensor layer_mask(const at::Tensor& causal, const at::Tensor& held, int64_t N) {
+  at::Tensor mask = causal;
+  if (causal.defined() && causal.size(1) != N) mask = causal_mask(causal.size(0), N - causal.size(0), causal.device());
+  if (!held.defined()) return mask;
+  return mask.defined() ? held.unsqueeze(2).logical_and(mask) : held.unsqueeze(2);
+}
+
 // RoPE inverse frequencies, with Llama 3.1's piecewise rescaling of long wavelengths when configured.
 at::Tensor inverse_frequencies(const ModelConfig& c) {
   const int64_t half = c.head_dim / 2;
@@ -126,7 +136,8 @@ at::Tensor Model::attend(const at::Tensor& q, const at::Tensor& k, const at::Ten
   scores = scores.view({B, KV, G, T, N});
   at::Tensor probs;
   if (allowed.defined()) {
-    const at::Tensor mask = allowed.reshape({allowed.dim() == 3 ? allowed.size(0) : 1, 1, 1, T, N});
+    const at::Tensor mask = allowed.dim() == 4 ? allowed.reshape({B, KV, 1, T, N})  // per KV head: ragged caches
+                                               : allowed.reshape({allowed.dim() == 3 ? allowed.size(0) : 1, 1, 1, T, N});
     scores.masked_fill_(mask.logical_not(), -std::numeric_limits<float>::infinity());
     probs = at::softmax(scores, -1);
     const at::Tensor has_key = mask.any(-1, /*keepdim=*/true);
@@ -195,15 +206,18 @@ std::vector<ForwardResult> Model::forward(const std::vector<StepInput>& groups) 
     std::vector<DecodeAttentionGroup> decode_groups;
     for (size_t g = 0; g < groups.size(); ++g) {
       const auto [keys, values] = groups[g].cache->append_layer(l, rows(k, g).transpose(1, 2), rows(heads.v, g).transpose(1, 2));
+      // A ragged cache's padding slots (a layer padded to its fullest head) are never attended.
+      const at::Tensor held = groups[g].cache->attention_mask(l);  // [B, KV, N] or undefined
       const AttentionCapture capture = groups[g].options.attention;
       const bool keep = capture == AttentionCapture::AllLayers || (capture == AttentionCapture::LastLayer && last);
       at::Tensor probs;
       if (decoding[g]) {
         if (keep) probs = at::empty({keys.size(0), config_.num_heads, 1, keys.size(2)}, keys.options().dtype(at::kFloat));
-        decode_groups.push_back({keys, values, probs});
+        decode_groups.push_back({keys, values, probs, held});
         decode_queries.push_back(q.narrow(0, offset[g], offset[g + 1] - offset[g]));
       } else {
-        attended[g] = attend(rows(q, g).transpose(1, 2), keys, values, allowed[g], keep ? &probs : nullptr).flatten(0, 1);
+        attended[g] = attend(rows(q, g).transpose(1, 2), keys, values, layer_mask(allowed[g], held, keys.size(2)),
+                             keep ? &probs : nullptr).flatten(0, 1);
       }
       if (keep) results[g].attention.push_back(probs);
     }

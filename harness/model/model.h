@@ -100,7 +100,8 @@ class Model {
   QueryKeyValue project_heads(int64_t layer, const at::Tensor& normed) const;
   at::Tensor query(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const;
   // Attention of q [B, H, T, D] over k/v [B, KV, N, D] (GQA by head groups, K/V never repeated).
-  // `allowed` is a bool mask broadcastable to [B, T, N]; rows with no allowed key yield 0.
+  // `allowed` is a bool mask broadcastable to [B, T, N], or [B, KV, T, N] (per KV head: a ragged cache's
+  // padding); rows with no allowed key yield 0.
   at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& allowed,
                     at::Tensor* probs_out = nullptr) const;
   at::Tensor attention_residual(int64_t layer, const at::Tensor& x, const at::Tensor& attended) const;

@@ -155,6 +155,13 @@ std::map<std::pair<int64_t, std::string>, double> unit_values(const std::vector<
   return units;
 }
 
+std::string policy_label(const json& config) {
+  std::string label = config.at("policy").get<std::string>();
+  const std::string allocator = config.value("allocator", "uniform");
+  if (allocator == "pyramid") return fmt::format("{}+pyramid:{:g}", label, config.value("pyramid_ratio", 2.0));
+  return allocator == "uniform" ? label : label + "+" + allocator;
+}
+
 JobResults load_job_results(const std::filesystem::path& file) {
   JobResults job;
   job.file = file;
@@ -164,7 +171,7 @@ JobResults load_job_results(const std::filesystem::path& file) {
     config = json::parse(job.results.info.config_json);
     job.model = std::filesystem::path(config.at("model").get<std::string>()).filename().string();
     config.at("task").get_to(job.task);
-    config.at("policy").get_to(job.policy);
+    job.policy = policy_label(config);
     config.at("J").get_to(job.J);
     config.at("h").get_to(job.h);
     config.at("seed").get_to(job.seed);

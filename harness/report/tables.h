@@ -23,6 +23,9 @@ struct JobResults {
 };
 
 JobResults load_job_results(const std::filesystem::path& file);
+// The policy as tables name it: with its allocator when not uniform ("h2o-true+pyramid:3", "h2o-true+ada"),
+// so jobs that differ only by allocator never share a cell.
+std::string policy_label(const json& config);
 
 // Per (seed, sample), the mean of `value` over its rollouts: the units bootstrap CIs resample.
 std::map<std::pair<int64_t, std::string>, double> unit_values(const std::vector<const JobResults*>& group,

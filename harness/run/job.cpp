@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "common/error.h"
+#include "engine/allocator.h"
 
 namespace kvbench {
 
@@ -32,11 +33,22 @@ CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t
   if (spec.mode != "chunked" && spec.mode != "prefill_end")
     fail("mode must be chunked or prefill_end (got \"{}\")", spec.mode);
   b.mode = spec.mode == "chunked" ? CacheBudget::Mode::Chunked : CacheBudget::Mode::PrefillEnd;
+  b.allocator = parse_allocator(spec.allocator);
+  b.pyramid_ratio = spec.pyramid_ratio;
   return b;
 }
 
+namespace {
+// Allocator fields appear only when they change results, so every job from before allocators (uniform)
+// keeps its identity, file name and resume key.
+void add_allocator_fields(json& out, const BudgetSpec& b) {
+  if (b.allocator != "uniform") out["allocator"] = b.allocator;
+  if (b.allocator == "pyramid") out["pyramid_ratio"] = b.pyramid_ratio;
+}
+}  // namespace
+
 json to_json(const JobConfig& j) {
-  return {{"model", j.model},         {"task", j.task},
+  json out = {{"model", j.model},         {"task", j.task},
           {"data", j.data},           {"prompt_mode", j.prompt_mode},
           {"policy", j.policy},       {"J", j.budget.J},
           {"h", j.budget.h},          {"recent", j.budget.recent},
@@ -48,12 +60,16 @@ json to_json(const JobConfig& j) {
           {"rollouts", j.rollouts},   {"seed", j.seed},
           {"limit", j.limit},         {"samples", j.samples},
           {"device", j.device},       {"dtype", j.dtype}};
+  add_allocator_fields(out, j.budget);
+  return out;
 }
 
 JobConfig job_from_json(const json& value, const std::string& where) {
   if (!value.is_object()) fail("{}: expected a JSON object of job fields", where);
   JobConfig j;
-  const json known = to_json(j);
+  json known = to_json(j);
+  known["allocator"] = j.budget.allocator;
+  known["pyramid_ratio"] = j.budget.pyramid_ratio;
   for (const auto& [key, field] : value.items()) {
     if (!known.contains(key)) fail("{}: unknown field \"{}\" (known: {})", where, key, known.dump());
     // Numbers may be written as integers where doubles are expected, but not the other way round.
@@ -77,6 +93,8 @@ JobConfig job_from_json(const json& value, const std::string& where) {
   merged.at("min_gap").get_to(j.budget.min_gap);
   merged.at("sinks").get_to(j.budget.sinks);
   merged.at("mode").get_to(j.budget.mode);
+  merged.at("allocator").get_to(j.budget.allocator);
+  merged.at("pyramid_ratio").get_to(j.budget.pyramid_ratio);
   merged.at("policy_seed").get_to(j.policy_seed);
   merged.at("scorer").get_to(j.scorer);
   merged.at("max_new").get_to(j.max_new);
@@ -105,6 +123,7 @@ std::string job_label(const JobConfig& j, const std::vector<std::string>& extra_
                                   j.budget.J, j.budget.h, j.seed, j.rollouts);
   const json fields = to_json(j);
   for (const auto& field : extra_fields) {
+    if (!fields.contains(field)) continue;  // an allocator field of a uniform job: absent, as before allocators
     const json& value = fields.at(field);
     label += "__" + field + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
   }

@@ -22,6 +22,8 @@ struct BudgetSpec {
   int64_t min_gap = 0;
   int64_t sinks = 4;
   std::string mode = "chunked";  // or prefill_end
+  std::string allocator = "uniform";  // or pyramid, ada (engine/allocator.h); absent from the JSON when uniform
+  double pyramid_ratio = 2.0;          // pyramid: first layer's budget / last layer's; in the JSON only for pyramid
 };
 
 // The budget for `policy`, with `auto_frozen_tokens` standing in for frozen = auto.

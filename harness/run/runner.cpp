@@ -11,6 +11,7 @@
 
 #include "common/build_info.h"
 #include "common/error.h"
+#include "engine/allocator.h"
 #include "engine/generate.h"
 #include "run/journal.h"
 #include "run/key_retention.h"
@@ -145,6 +146,8 @@ SampleResults finish_sample(const JobConfig& job, const tasks::Task& task, Sampl
     row.refresh_count = static_cast<int64_t>(result.refreshes.size());
     row.mean_cache_size = result.mean_cache_size;
     row.peak_cache_size = result.peak_cache_size;
+    row.mean_entries_per_head = result.mean_entries_per_head;
+    row.peak_cache_bytes = static_cast<double>(result.peak_cache_bytes);
     row.key_retention = key_retention(result, b, keys);
     out.rows.push_back(std::move(row));
     for (const auto& record : result.refreshes) out.refreshes.push_back(trace_of(record, b));
@@ -214,6 +217,8 @@ void check_bounds(const JobConfig& job) {
   if (!std::isfinite(job.temperature) || job.temperature > 100)
     fail("temperature must be in 0..100 (got {})", job.temperature);
   if (!(job.top_p >= 0 && job.top_p <= 1)) fail("top_p must be in 0..1 (got {})", job.top_p);
+  if (!(job.budget.pyramid_ratio >= 1 && job.budget.pyramid_ratio <= 1e6))
+    fail("pyramid_ratio must be in 1..1e6 (got {})", job.budget.pyramid_ratio);
 }
 
 }  // namespace
@@ -223,6 +228,7 @@ JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root) {
   // A sweep's base may name a scorer for a grid of policies: only kvpop reads it, so the others drop it.
   if (job.policy != "kvpop") job.scorer.clear();
   make_policy(job.policy, {job.policy_seed, false, job.scorer});  // unknown names, bad scorers fail before a model loads
+  parse_allocator(job.budget.allocator);
   if (job.prompt_mode != "raw" && job.prompt_mode != "chat")
     fail("prompt mode must be raw or chat (got \"{}\")", job.prompt_mode);
   const tasks::DecodingDefaults defaults = task->defaults();

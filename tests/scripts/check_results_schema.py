@@ -23,7 +23,8 @@ SUMMARY = {"samples": "i", "rows": "i", "score": "f", "score_ci_low": "f", "scor
 ROWS = {"sample_id": "str", "rollout": "i", "seed": "i", "prompt_length": "i", "generated_ids": "vlen",
         "generated_length": "i", "stop_reason": "str", "output": "str", "pred": "str", "pred_none": "i",
         "gold": "str", "score": "f", "wall_seconds": "f", "refresh_count": "i", "mean_cache_size": "f", "key_retention": "f",
-        "peak_cache_size": "i"}
+        "peak_cache_size": "i", "mean_entries_per_head": "f", "peak_cache_bytes": "f"}
+ALLOCATOR_FIELDS = {"allocator", "pyramid_ratio"}  # in the config only when not uniform
 REFRESHES = {"row": "i", "phase": "str", "step": "i", "processed": "i", "size_before": "i", "size_after": "i",
              "layers": "i", "kv_heads": "i", "kept_positions": "vlen", "scoring_ms": "f", "compaction_ms": "f"}
 
@@ -60,7 +61,11 @@ def main(path, expected_rollouts, granularity):
     for key in ROOT_STRINGS:
         assert isinstance(text(f.attrs[key]), str), f"root attribute {key} missing or not a string"
     config = json.loads(text(f.attrs["config"]))
-    assert set(config) == set(CONFIG_FIELDS), f"config fields {sorted(config)}"
+    assert set(CONFIG_FIELDS) <= set(config) <= set(CONFIG_FIELDS) | ALLOCATOR_FIELDS, f"config fields {sorted(config)}"
+    ragged = "allocator" in config
+    model = json.load(open(f"{config['model']}/config.json"))
+    kv_bytes_per_slot = 2 * model["num_hidden_layers"] * model["num_key_value_heads"] * \
+        model.get("head_dim", model["hidden_size"] // model["num_attention_heads"]) * (4 if config["dtype"] == "float32" else 2)
     assert re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", text(f.attrs["start_time"]))
     summary = {}
     for key, kind in SUMMARY.items():
@@ -84,6 +89,13 @@ def main(path, expected_rollouts, granularity):
         expected = 1.0 if codes and codes[0] == gold["answers"][0] else 0.0
         assert rows["score"][i] == expected, (rows["output"][i], gold, rows["score"][i])
         assert rows["peak_cache_size"][i] >= rows["mean_cache_size"][i] > 0
+        # Realised size and bytes, from the model's shape: every layer and head holds every slot unless ragged.
+        if ragged:
+            assert 0 < rows["mean_entries_per_head"][i] <= rows["mean_cache_size"][i]
+            assert 0 < rows["peak_cache_bytes"][i] <= kv_bytes_per_slot * rows["peak_cache_size"][i]
+        else:
+            assert abs(rows["mean_entries_per_head"][i] - rows["mean_cache_size"][i]) < 1e-9
+            assert rows["peak_cache_bytes"][i] == kv_bytes_per_slot * rows["peak_cache_size"][i]
         assert rows["wall_seconds"][i] > 0
         assert 0 <= rows["key_retention"][i] <= 1, rows["key_retention"][i]  # rare-fact names its facts
     for sample, indices in per_sample.items():
@@ -109,7 +121,10 @@ def main(path, expected_rollouts, granularity):
         assert kept.size == layers * heads * refreshes["size_after"][k]
         assert refreshes["size_after"][k] <= refreshes["size_before"][k] <= refreshes["processed"][k]
         for seq in kept.reshape(layers, heads, -1).reshape(-1, refreshes["size_after"][k]):
-            assert np.all(np.diff(seq) > 0) and seq.min() >= 0 and seq.max() < refreshes["processed"][k]
+            held = seq[seq >= 0]  # ragged allocators pad rows with -1 at their end
+            assert ragged or len(held) == len(seq), "padding without an allocator"
+            assert np.all(seq[len(held):] == -1), "padding inside a row"
+            assert np.all(np.diff(held) > 0) and held.max() < refreshes["processed"][k]
         assert refreshes["phase"][k] in ("prefill", "decode")
         assert refreshes["scoring_ms"][k] >= 0 and refreshes["compaction_ms"][k] >= 0
     print(f"{path}: schema ok ({n} rows, {len(refreshes['row'])} refresh traces)")

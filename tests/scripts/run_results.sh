@@ -13,6 +13,11 @@ grep -q "score .* pred=None .* (3 samples, 6 rows)" "$work/summary" || { cat "$w
 # A per-KV-head policy: kept positions stored per layer and KV head.
 kvbench run "${job[@]}" --policy h2o-true --out "$work/heads.h5" > /dev/null
 /usr/bin/python3 "$here/check_results_schema.py" "$work/heads.h5" 2 per-head
+# Ragged allocators: the allocator in the identity, rows padded with -1 at their end.
+for allocator in pyramid ada; do
+  kvbench run "${job[@]}" --policy h2o-true --allocator "$allocator" --pyramid-ratio 3 --out "$work/$allocator.h5" > /dev/null
+  /usr/bin/python3 "$here/check_results_schema.py" "$work/$allocator.h5" 2 per-head
+done
 [[ ! -e "$work/a.h5.partial.jsonl" ]] || fail "work file left behind"
 
 # Same config + seed ⇒ same non-timing datasets.

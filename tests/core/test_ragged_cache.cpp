@@ -1,0 +1,179 @@
+// Ragged caches (pyramid / ada allocators): layers of different sizes, heads padded within a layer.
+// The logits must equal a from-scratch masked pass over the *uncompacted* sequence in which each layer
+// and KV head attends only to the entries its ragged cache holds — written here without the cache,
+// the attention kernel or Model::attend — through a prefill chunk, decode steps (the decode kernel),
+// appends after a ragged compaction, and a second ragged compaction.
+#include "torch_catch.h"
+
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "engine/allocator.h"
+#include "model/random_model.h"
+#include "run/job.h"
+#include "model_test_util.h"
+
+using namespace kvbench;
+using namespace kvbench::testing;
+
+namespace {
+
+using Rows = std::vector<std::vector<std::vector<int64_t>>>;  // [layer][KV head] → slot layout (position, -1 = padding)
+
+// The test's own account of the cache layout: what compact_ragged and appends should leave in each slot.
+struct Layout {
+  Rows slots;
+
+  void append(int64_t position) {
+    for (auto& layer : slots)
+      for (auto& row : layer) row.push_back(position);
+  }
+  // keep[l][h]: slot indices; each layer is padded with -1 to its longest row.
+  void compact(const std::vector<std::vector<std::vector<int64_t>>>& keep) {
+    for (size_t l = 0; l < slots.size(); ++l) {
+      size_t longest = 0;
+      for (const auto& k : keep[l]) longest = std::max(longest, k.size());
+      for (size_t h = 0; h < slots[l].size(); ++h) {
+        std::vector<int64_t> next;
+        for (int64_t slot : keep[l][h]) next.push_back(slots[l][h][slot]);
+        next.resize(longest, -1);
+        slots[l][h] = next;
+      }
+    }
+  }
+  at::Tensor keep_tensor(const std::vector<std::vector<std::vector<int64_t>>>& keep) const {  // [1, L, KV, M]
+    size_t longest = 0;
+    for (const auto& layer : keep)
+      for (const auto& k : layer) longest = std::max(longest, k.size());
+    at::Tensor out = at::full({1, static_cast<int64_t>(keep.size()), static_cast<int64_t>(keep[0].size()),
+                               static_cast<int64_t>(longest)}, -1, at::kLong);
+    for (size_t l = 0; l < keep.size(); ++l)
+      for (size_t h = 0; h < keep[l].size(); ++h)
+        for (size_t i = 0; i < keep[l][h].size(); ++i) out[0][l][h][i] = keep[l][h][i];
+    return out;
+  }
+};
+
+// A random subset of each row's held slots, of a size that differs per layer and head.
+std::vector<std::vector<std::vector<int64_t>>> random_keep(const Layout& layout, std::mt19937& rng) {
+  std::vector<std::vector<std::vector<int64_t>>> keep(layout.slots.size());
+  for (size_t l = 0; l < layout.slots.size(); ++l)
+    for (const auto& row : layout.slots[l]) {
+      std::vector<int64_t> held;
+      for (size_t s = 0; s < row.size(); ++s)
+        if (row[s] >= 0) held.push_back(static_cast<int64_t>(s));
+      std::shuffle(held.begin(), held.end(), rng);
+      held.resize(std::uniform_int_distribution<size_t>(2, held.size() - 1)(rng));
+      std::sort(held.begin(), held.end());
+      keep[l].push_back(held);
+    }
+  return keep;
+}
+
+// Attention of the whole sequence with an explicit mask allowed [L, KV, T, T] (query row, key column):
+// plain matmuls over repeated K/V heads, nothing cached.
+at::Tensor masked_logits(const Model& model, const std::vector<int64_t>& ids, const at::Tensor& allowed) {
+  const ModelConfig& c = model.config();
+  const int64_t T = static_cast<int64_t>(ids.size()), G = c.num_heads / c.num_kv_heads;
+  at::Tensor x = model.embed(ids_tensor(ids));
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    const QueryKeyValue qkv = model.project(l, model.rms_norm(x, model.weights().layers[l].input_norm), position_range(0, T));
+    const at::Tensor k = qkv.k.repeat_interleave(G, 1), v = qkv.v.repeat_interleave(G, 1);  // [1, H, T, D]
+    at::Tensor scores = at::matmul(qkv.q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(c.head_dim));
+    scores.masked_fill_(allowed[l].repeat_interleave(G, 0).unsqueeze(0).logical_not(), -INFINITY);
+    const at::Tensor out = at::matmul(at::softmax(scores, -1), v).transpose(1, 2).reshape({1, T, c.num_heads * c.head_dim});
+    x = model.mlp_residual(l, model.attention_residual(l, x, out));
+  }
+  return model.logits(x)[0];
+}
+
+}  // namespace
+
+TEST_CASE("ragged cache: prefill chunk and decode equal a masked pass over the uncompacted sequence", "[cache][ragged]") {
+  ModelConfig config = tiny_model_config(ModelFamily::Llama, 32, 4, 2, 50);
+  config.num_layers = 3;
+  const Model model = random_model(config, 7, at::kCPU, at::kFloat);
+  const int64_t L = config.num_layers, KV = config.num_kv_heads;
+  std::mt19937 rng(11);
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 40; ++i) ids.push_back(std::uniform_int_distribution<int64_t>(3, 49)(rng));
+
+  KvCache cache(config, 1, model.options(), false);
+  Layout layout{Rows(L, std::vector<std::vector<int64_t>>(KV))};
+  at::Tensor allowed = at::zeros({L, KV, 40, 40}, at::kBool);
+  int64_t fed = 0;
+  std::vector<at::Tensor> logits;  // per fed token, from the ragged cache
+  // Feeds ids[fed, fed + count): each new row sees what its layer/head holds plus the chunk up to itself.
+  auto feed = [&](int64_t count) {
+    for (int64_t l = 0; l < L; ++l)
+      for (int64_t h = 0; h < KV; ++h)
+        for (int64_t t = fed; t < fed + count; ++t) {
+          for (int64_t p : layout.slots[l][h])
+            if (p >= 0) allowed[l][h][t][p] = true;
+          for (int64_t j = fed; j <= t; ++j) allowed[l][h][t][j] = true;
+        }
+    const std::vector<int64_t> chunk(ids.begin() + fed, ids.begin() + fed + count);
+    logits.push_back(model.forward(ids_tensor(chunk), position_range(fed, count), cache, {true}).logits[0]);
+    for (int64_t t = fed; t < fed + count; ++t) layout.append(t);
+    fed += count;
+  };
+  auto compact = [&] {
+    const auto keep = random_keep(layout, rng);
+    cache.compact_ragged(layout.keep_tensor(keep));
+    layout.compact(keep);
+    for (int64_t l = 0; l < L; ++l)
+      for (int64_t h = 0; h < KV; ++h) CHECK(at::equal(cache.head_positions(l)[0][h], at::tensor(layout.slots[l][h], at::kLong)));
+  };
+  feed(12);
+  feed(8);
+  compact();
+  REQUIRE(cache.ragged());
+  feed(3);               // a prefill chunk over the ragged cache (Model::attend with a per-head mask)
+  feed(1);               // decode steps (the decode kernel, padding masked)
+  feed(1);
+  compact();             // a second ragged compaction: padding left in the middle by appends goes away
+  feed(1);
+  feed(4);
+
+  const at::Tensor expected = masked_logits(model, std::vector<int64_t>(ids.begin(), ids.begin() + fed), allowed.narrow(2, 0, fed).narrow(3, 0, fed));
+  const at::Tensor got = at::cat(logits, 0);
+  CHECK(max_abs_diff(got.narrow(0, 20, fed - 20), expected.narrow(0, 20, fed - 20)) < 1e-5);
+  CHECK(max_abs_diff(got.narrow(0, 0, 20), expected.narrow(0, 0, 20)) < 1e-5);  // before any compaction
+}
+
+TEST_CASE("pyramid budgets: linear from first to last layer, summing exactly to L·J", "[allocator]") {
+  // Exact values 2J/(1+r)·(r − (r−1)l/(L−1)) for J = 64, L = 8, r = 3: 96, 86.86, 77.71, 68.57, 59.43, 50.29,
+  // 41.14, 32 (worked by hand); floors sum to 509, the 3 missing units go to the largest fractions (.86, .71, .57).
+  CHECK(pyramid_budgets(64, 8, 3.0, 0) == std::vector<int64_t>{96, 87, 78, 69, 59, 50, 41, 32});
+  CHECK(pyramid_budgets(10, 1, 3.0, 0) == std::vector<int64_t>{10});
+  CHECK(pyramid_budgets(7, 3, 1.0, 0) == std::vector<int64_t>{7, 7, 7});
+  for (int64_t L : {2, 5, 12, 32})
+    for (double r : {1.0, 1.5, 2.0, 7.0}) {
+      const auto b = pyramid_budgets(100, L, r, 0);
+      CHECK(std::accumulate(b.begin(), b.end(), int64_t{0}) == 100 * L);
+      CHECK(std::is_sorted(b.rbegin(), b.rend()));
+      CHECK(std::abs(static_cast<double>(b.front()) / static_cast<double>(b.back()) - r) < 0.05 * r);
+    }
+  CHECK_THROWS_WITH(pyramid_budgets(16, 4, 7.0, 8), Catch::Contains("layer 3") && Catch::Contains("below the 8"));
+  CHECK_THROWS_WITH(pyramid_budgets(16, 4, 0.5, 0), Catch::Contains("pyramid_ratio"));
+}
+
+TEST_CASE("allocator in the job identity: absent for uniform, with its ratio only for pyramid", "[allocator][job]") {
+  JobConfig job;
+  job.policy = "h2o-true";
+  const json uniform = to_json(job);
+  CHECK_FALSE(uniform.contains("allocator"));  // identities of jobs from before allocators are unchanged
+  CHECK_FALSE(uniform.contains("pyramid_ratio"));
+  job.budget.allocator = "pyramid";
+  job.budget.pyramid_ratio = 3.0;
+  CHECK(to_json(job).at("allocator") == "pyramid");
+  CHECK(to_json(job).at("pyramid_ratio") == 3.0);
+  const JobConfig back = job_from_json(to_json(job), "test");
+  CHECK(back.budget.allocator == "pyramid");
+  CHECK(back.budget.pyramid_ratio == 3.0);
+  job.budget.allocator = "ada";
+  CHECK_FALSE(to_json(job).contains("pyramid_ratio"));  // no effect on ada: not part of its identity
+  CHECK(current_form(uniform) == uniform);
+  CHECK_THROWS_WITH(job_from_json(json{{"allocator", 3}}, "cfg"), Catch::Contains("allocator"));
+}

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Budget allocators (--allocator pyramid|ada) end to end on stories260K (5 layers, 4 KV heads): a numpy
+# recomputation from each refresh's recorded positions and scores reproduces every kept set, budgets sum
+# to the uniform total, each layer/head holds exactly its budget, the next refresh sees exactly what was
+# kept plus the tokens fed since, and the realised size / peak bytes match the recorded layouts.
+# Pyramid budgets are recomputed with exact rationals (fractions), not the floating-point formula.
+set -uo pipefail
+source "$(dirname "$0")/common.bash"
+require_tiny_model
+py=/usr/bin/python3
+"$py" -c "import numpy" 2>/dev/null || skip "/usr/bin/python3 has no numpy"
+
+prompt="Once upon a time there was a little girl named Lily. She liked to play in the park with her dog."
+for allocator in pyramid ada; do
+  kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 24 --h 6 --recent 4 \
+    --allocator "$allocator" --pyramid-ratio 3 --max-new 41 --format json > "$work/$allocator.json" \
+    || fail "generate --allocator $allocator"
+  "$py" - "$work/$allocator.json" "$allocator" <<'PY' || fail "$allocator: kept sets / budgets / sizes"
+import json, sys
+from fractions import Fraction
+
+import numpy as np
+
+out, allocator = json.load(open(sys.argv[1])), sys.argv[2]
+J, R, F, S = out["J"], out["recent"], out["frozen"], 0  # h2o-true keeps no sinks
+L, KV, D, BYTES = 5, 4, 8, 4                         # stories260K, float32
+
+
+def pyramid_budgets(J, L, ratio):
+    r = Fraction(ratio)
+    exact = [Fraction(J) if L == 1 else Fraction(2 * J) / (1 + r) * (r - (r - 1) * Fraction(l, L - 1)) for l in range(L)]
+    budgets = [e.numerator // e.denominator for e in exact]
+    by_fraction = sorted(range(L), key=lambda l: (-(exact[l] - budgets[l]), l))
+    for i in range(L * J - sum(budgets)):
+        budgets[by_fraction[i % L]] += 1
+    return budgets
+
+
+budgets = pyramid_budgets(J, L, 3) if allocator == "pyramid" else [J] * L
+assert sum(budgets) == L * J, budgets
+assert allocator != "pyramid" or budgets == [36, 30, 24, 18, 12], budgets
+
+
+def held(row):  # slots of a row that hold an entry, in slot order
+    return [s for s, p in enumerate(row) if p >= 0]
+
+
+def expected_kept(positions, scores):  # one layer: [KV][N] → per head the kept positions, ascending
+    protected, candidates = [], []
+    for h in range(KV):
+        slots = held(positions[h])
+        edge = set(slots[:F + S]) | set(slots[max(len(slots) - R, 0):])
+        protected.append(edge)
+        candidates.append([s for s in slots if s not in edge])
+    take = max(budgets[layer] - S - R, 0)
+    if allocator == "pyramid":  # each head its own best, ties to the older slot
+        chosen = [sorted(c, key=lambda s: (-scores[h][s], s))[:take] for h, c in enumerate(candidates)]
+    else:  # ada: the layer's heads compete in one pool of KV·take slots, ties to (head, slot) order
+        pool = sorted(((h, s) for h in range(KV) for s in candidates[h]), key=lambda hs: (-scores[hs[0]][hs[1]], hs))
+        chosen = [[s for g, s in pool[:KV * take] if g == h] for h in range(KV)]
+    return [sorted(positions[h][s] for s in protected[h] | set(chosen[h])) for h in range(KV)]
+
+
+refreshes = out["refreshes"]
+assert len(refreshes) > 5, len(refreshes)
+for r in refreshes:  # before the first per-head compaction the cache is token level: one row for all
+    if not isinstance(r["positions_before"][0], list):
+        r["positions_before"] = [[r["positions_before"]] * KV] * L
+previous = None
+peak = 0
+for r in refreshes:
+    before, scores, kept = r["positions_before"], r["scores"], r["kept_positions"]
+    assert len(before) == L and len(before[0]) == KV, "per layer and KV head"
+    # The refresh sees what the last one kept plus every token fed since.
+    if previous is not None:
+        for layer in range(L):
+            for h in range(KV):
+                seen = sorted(p for p in before[layer][h] if p >= 0)
+                fed = list(range(previous["processed"], r["processed"]))
+                assert seen == sorted([p for p in previous["kept_positions"][layer][h] if p >= 0] + fed), (layer, h)
+    # Slots a layer holds (padding included) before the refresh: up to its last occupied slot.
+    widths = [1 + max(max(held(row), default=-1) for row in before[layer]) for layer in range(L)]
+    peak = max(peak, 2 * sum(widths) * KV * D * BYTES)
+    for layer in range(L):
+        want = expected_kept(before[layer], scores[layer])
+        got = [[p for p in row if p >= 0] for row in kept[layer]]
+        assert got == want, (r["phase"], r["step"], layer, got, want)
+        n = [len(held(row)) for row in before[layer]]
+        if allocator == "pyramid":  # every head: frozen + its layer's budget (or all it had)
+            assert [len(g) for g in got] == [min(F + budgets[layer], c) for c in n], (layer, got)
+        elif min(n) >= F + J:        # ada: the layer's total is KV·(frozen + J)
+            assert sum(len(g) for g in got) == KV * (F + J), (layer, [len(g) for g in got])
+    previous = r
+assert out["peak_cache_bytes"] >= peak, (out["peak_cache_bytes"], peak)
+# Realised size: decode step s (after feeding position P+s-1) holds what the last earlier refresh kept
+# plus the tokens fed since, in every layer and head.
+P, steps = len(out["prompt_ids"]), len(out["generated_ids"]) - 1
+per_step = []
+for p in range(P + 1, P + steps + 1):
+    last = [r for r in refreshes if r["processed"] < p][-1]
+    kept = [len([q for q in row if q >= 0]) for layer in last["kept_positions"] for row in layer]
+    per_step.append(np.mean(kept) + p - last["processed"])
+assert abs(np.mean(per_step) - out["mean_entries_per_head"]) < 1e-9, (np.mean(per_step), out["mean_entries_per_head"])
+print(allocator, "ok:", len(refreshes), "refreshes; mean entries/head", round(out["mean_entries_per_head"], 2),
+      "peak bytes", out["peak_cache_bytes"])
+PY
+done
+
+# Ada must differ from uniform somewhere (heads get different sizes); uniform's identity has no allocator fields.
+kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 24 --h 6 --recent 4 --max-new 41 \
+  --format json > "$work/uniform.json" || fail "generate uniform"
+"$py" - "$work/uniform.json" "$work/ada.json" <<'PY' || fail "ada vs uniform"
+import json, sys
+uniform, ada = (json.load(open(p)) for p in sys.argv[1:])
+sizes = {len([p for p in row if p >= 0]) for r in ada["refreshes"] for layer in r["kept_positions"] for row in layer}
+assert len(sizes) > 1, f"ada kept the same count in every head: {sizes}"
+assert uniform["allocator"] == "uniform" and ada["allocator"] == "ada"
+PY
+
+# Bad input: token-level scorers, bad names and ratios are refused with the field named.
+expect_error "allocator pyramid needs a policy that scores every layer and KV head" \
+  kvbench generate --model "$model" --prompt "$prompt" --policy counter-causal --J 16 --allocator pyramid
+expect_error "allocator" kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --allocator tall
+expect_error "pyramid_ratio" \
+  kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --allocator pyramid --pyramid-ratio 0.5
+expect_error "below the" \
+  kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --recent 8 --allocator pyramid --pyramid-ratio 8
+echo "allocators: all checks passed"
