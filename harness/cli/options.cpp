@@ -65,8 +65,9 @@ void PolicyCliOptions::add_to(CLI::App* command) {
                       "How J is spread over layers and KV heads. uniform: J in every layer and head. pyramid "
                       "(PyramidKV): layer budgets fall linearly from the first layer to the last (ratio "
                       "--pyramid-ratio), summing to layers x J. ada (Ada-KV): each layer's KV x J shared among its "
-                      "heads by score, so focused heads keep less. pyramid and ada need a per-head scorer "
-                      "(h2o-true, future-oracle); the cache then holds fewer entries where the budget is smaller")
+                      "heads by score, so focused heads keep less. pyramid needs a policy that scores ragged caches (h2o, "
+                      "h2o-true, future-oracle), ada per-head scores (h2o-true, future-oracle); the cache then "
+                      "holds fewer entries where the budget is smaller")
       ->check(CLI::IsMember({"uniform", "pyramid", "ada"}))
       ->capture_default_str();
   command->add_option("--pyramid-ratio", pyramid_ratio,

@@ -86,16 +86,20 @@ std::vector<int64_t> pyramid_budgets(int64_t J, int64_t layers, double ratio, in
 at::Tensor allocate_ragged(const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
                            const KeepRule& rule) {
   const std::string name = allocator_name(budget.allocator);
-  if (!scores.defined() || scores.dim() != 4 || scores.size(1) != cache.num_layers())
-    fail("allocator {}: the policy must score every layer and KV head ([B, L, KV, N])", name);
   const int64_t L = cache.num_layers();
+  if (!scores.defined() || (scores.dim() != 4 && scores.dim() != 2))
+    fail("allocator {}: the policy gave no scores per entry", name);
+  // Token-level scores (of a token-level cache, before its first ragged compaction) are every layer's and head's.
+  const at::Tensor per_head = scores.dim() == 2 ? scores.view({scores.size(0), 1, 1, scores.size(1)})
+                                                      .expand({scores.size(0), L, cache.keys(0).size(1), scores.size(1)})
+                                                : scores;
   const bool pyramid = budget.allocator == CacheBudget::Allocator::Pyramid;
   const std::vector<int64_t> budgets = pyramid ? pyramid_budgets(budget.J, L, budget.pyramid_ratio, rule.sinks + rule.recent)
                                                : std::vector<int64_t>(L, budget.J);
   std::vector<at::Tensor> layers;
   for (int64_t l = 0; l < L; ++l) {
     const auto [held, protect] = held_and_protected(cache, l, budget.frozen, rule);
-    const at::Tensor layer_scores = scores.select(1, l).narrow(-1, 0, held.size(-1)).to(held.device());
+    const at::Tensor layer_scores = per_head.select(1, l).narrow(-1, 0, held.size(-1)).to(held.device());
     const at::Tensor candidates = held.logical_and(protect.logical_not());
     const int64_t per_head = std::max<int64_t>(budgets[l] - rule.sinks - rule.recent, 0);
     // ada: the layer's heads compete in one pool of KV · per_head candidate slots.
@@ -122,6 +126,10 @@ void validate_allocator(const CacheBudget& budget, const Policy& policy, const M
          allocator_name(budget.allocator), able, policy.name());
   }
   const KeepRule rule = policy.keep_rule(budget);
+  if (budget.allocator == CacheBudget::Allocator::Ada && rule.granularity != Granularity::PerKvHead)
+    fail("allocator ada shares each layer's budget among its KV heads by their own scores; {} scores tokens "
+         "(use allocator pyramid or uniform)",
+         policy.name());
   if (budget.allocator == CacheBudget::Allocator::Pyramid)
     pyramid_budgets(budget.J, config.num_layers, budget.pyramid_ratio, rule.sinks + rule.recent);
 }

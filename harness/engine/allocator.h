@@ -1,5 +1,5 @@
 // Budget allocators beyond uniform: how a refresh spreads the budget J over layers and KV heads, for any
-// scorer whose scores cover every layer and KV head (Policy::scores_ragged_caches). Uniform allocation
+// scorer that can score a ragged cache (Policy::scores_ragged_caches). Uniform allocation
 // (the same J in every layer and head) is select_keep in engine/budget.h; these two give layers and heads
 // different sizes, so the cache becomes ragged (cache/kv_cache.h) and really holds less.
 //
@@ -14,10 +14,12 @@
 //     rounded down, then the L·J − Σ⌊B_l⌋ missing units go one each to the layers with the largest
 //     fractional parts (ties: the lower layer), so budgets sum exactly to L·J. Every B_l must be at least
 //     sinks + recent (else the ratio is refused). Each head of layer l keeps its top (B_l − sinks − recent)
-//     candidates by its own scores.
+//     candidates by its own scores; token-level scores (h2o) are shared by all layers and heads, so each
+//     layer keeps its own top B_l of the same ranking among the entries it holds.
 //   ada (Ada-KV, Feng et al. 2024): in each layer the candidates of all KV heads compete together for the
 //     layer's KV·(J − sinks − recent) candidate slots, so the layer holds KV·(frozen + J) entries in all,
-//     and heads whose scores concentrate keep less. Per-head minimum: the protected entries above.
+//     and heads whose scores concentrate keep less (ties: the lower head, then the older slot). It needs
+//     per-head scores (token-level scorers are refused). Per-head minimum: the protected entries above.
 #pragma once
 #include <ATen/ATen.h>
 
@@ -35,12 +37,13 @@ std::string allocator_name(CacheBudget::Allocator allocator);
 std::vector<int64_t> pyramid_budgets(int64_t J, int64_t layers, double ratio, int64_t minimum);
 
 // The keep set of a pyramid or ada refresh from scores [B, L, KV, ≥ N] over `cache` (padding slots
-// ignored): [B, L, KV, M] slots, each row ascending then -1 padding (KvCache::compact_ragged).
+// ignored), or [B, N] token-level scores of a token-level cache (shared by every layer and head):
+// [B, L, KV, M] slots, each row ascending then -1 padding (KvCache::compact_ragged).
 at::Tensor allocate_ragged(const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
                            const KeepRule& rule);
 
-// Throws kvbench::Error when `budget.allocator` cannot serve `policy` (token-level scorers with pyramid
-// or ada) or the pyramid ratio leaves a layer below its protected entries.
+// Throws kvbench::Error when `budget.allocator` cannot serve `policy` (a scorer that cannot score a
+// ragged cache; a token-level scorer with ada) or the pyramid ratio leaves a layer below its protected entries.
 void validate_allocator(const CacheBudget& budget, const Policy& policy, const ModelConfig& config);
 
 }  // namespace kvbench

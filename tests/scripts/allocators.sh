@@ -11,18 +11,20 @@ py=/usr/bin/python3
 "$py" -c "import numpy" 2>/dev/null || skip "/usr/bin/python3 has no numpy"
 
 prompt="Once upon a time there was a little girl named Lily. She liked to play in the park with her dog."
-for allocator in pyramid ada; do
-  kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 24 --h 6 --recent 4 \
-    --allocator "$allocator" --pyramid-ratio 3 --max-new 41 --format json > "$work/$allocator.json" \
-    || fail "generate --allocator $allocator"
-  "$py" - "$work/$allocator.json" "$allocator" <<'PY' || fail "$allocator: kept sets / budgets / sizes"
+# h2o-true scores per layer and KV head; h2o scores tokens (shared by every layer that holds one).
+for run in "pyramid h2o-true" "ada h2o-true" "pyramid h2o"; do
+  read -r allocator policy <<< "$run"
+  kvbench generate --model "$model" --prompt "$prompt" --policy "$policy" --J 24 --h 6 --recent 4 \
+    --allocator "$allocator" --pyramid-ratio 3 --max-new 41 --format json > "$work/$allocator-$policy.json" \
+    || fail "generate --allocator $allocator --policy $policy"
+  "$py" - "$work/$allocator-$policy.json" "$allocator" <<'PY' || fail "$allocator $policy: kept sets / budgets / sizes"
 import json, sys
 from fractions import Fraction
 
 import numpy as np
 
 out, allocator = json.load(open(sys.argv[1])), sys.argv[2]
-J, R, F, S = out["J"], out["recent"], out["frozen"], 0  # h2o-true keeps no sinks
+J, R, F, S = out["J"], out["recent"], out["frozen"], 0  # neither h2o keeps sinks
 L, KV, D, BYTES = 5, 4, 8, 4                         # stories260K, float32
 
 
@@ -63,9 +65,18 @@ def expected_kept(positions, scores):  # one layer: [KV][N] → per head the kep
 
 refreshes = out["refreshes"]
 assert len(refreshes) > 5, len(refreshes)
-for r in refreshes:  # before the first per-head compaction the cache is token level: one row for all
+for r in refreshes:  # before the first ragged compaction the cache is token level: one row for all
     if not isinstance(r["positions_before"][0], list):
         r["positions_before"] = [[r["positions_before"]] * KV] * L
+    if not isinstance(r["scores"][0], list):
+        r["scores"] = [[r["scores"]] * KV] * L
+    if out["policy"] == "h2o":  # token scores: one number per position, whichever layer holds it
+        by_position = {}
+        for layer in range(L):
+            for h in range(KV):
+                for p, x in zip(r["positions_before"][layer][h], r["scores"][layer][h]):
+                    if p >= 0:
+                        assert by_position.setdefault(p, x) == x, (p, x, by_position[p])
 previous = None
 peak = 0
 for r in refreshes:
@@ -101,7 +112,7 @@ for p in range(P + 1, P + steps + 1):
     kept = [len([q for q in row if q >= 0]) for layer in last["kept_positions"] for row in layer]
     per_step.append(np.mean(kept) + p - last["processed"])
 assert abs(np.mean(per_step) - out["mean_entries_per_head"]) < 1e-9, (np.mean(per_step), out["mean_entries_per_head"])
-print(allocator, "ok:", len(refreshes), "refreshes; mean entries/head", round(out["mean_entries_per_head"], 2),
+print(allocator, out["policy"], "ok:", len(refreshes), "refreshes; mean entries/head", round(out["mean_entries_per_head"], 2),
       "peak bytes", out["peak_cache_bytes"])
 PY
 done
@@ -109,7 +120,7 @@ done
 # Ada must differ from uniform somewhere (heads get different sizes); uniform's identity has no allocator fields.
 kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 24 --h 6 --recent 4 --max-new 41 \
   --format json > "$work/uniform.json" || fail "generate uniform"
-"$py" - "$work/uniform.json" "$work/ada.json" <<'PY' || fail "ada vs uniform"
+"$py" - "$work/uniform.json" "$work/ada-h2o-true.json" <<'PY' || fail "ada vs uniform"
 import json, sys
 uniform, ada = (json.load(open(p)) for p in sys.argv[1:])
 sizes = {len([p for p in row if p >= 0]) for r in ada["refreshes"] for layer in r["kept_positions"] for row in layer}
@@ -120,6 +131,8 @@ PY
 # Bad input: token-level scorers, bad names and ratios are refused with the field named.
 expect_error "allocator pyramid needs a policy that scores every layer and KV head" \
   kvbench generate --model "$model" --prompt "$prompt" --policy counter-causal --J 16 --allocator pyramid
+expect_error "allocator ada shares each layer's budget" \
+  kvbench generate --model "$model" --prompt "$prompt" --policy h2o --J 16 --recent 4 --allocator ada
 expect_error "allocator" kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --allocator tall
 expect_error "pyramid_ratio" \
   kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --allocator pyramid --pyramid-ratio 0.5
