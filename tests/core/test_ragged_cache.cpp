@@ -19,54 +19,65 @@ using namespace kvbench::testing;
 
 namespace {
 
-using Rows = std::vector<std::vector<std::vector<int64_t>>>;  // [layer][KV head] → slot layout (position, -1 = padding)
+template <class T>
+using PerRow = std::vector<std::vector<std::vector<T>>>;  // [sequence][layer][KV head]
+using Keep = PerRow<std::vector<int64_t>>;                // slot indices kept by each row
 
-// The test's own account of the cache layout: what compact_ragged and appends should leave in each slot.
+// The test's own account of a batch's cache layout: what compact_ragged and appends should leave in each
+// slot (an original position, -1 = padding).
 struct Layout {
-  Rows slots;
+  PerRow<std::vector<int64_t>> slots;
 
   void append(int64_t position) {
-    for (auto& layer : slots)
-      for (auto& row : layer) row.push_back(position);
+    for (auto& sequence : slots)
+      for (auto& layer : sequence)
+        for (auto& row : layer) row.push_back(position);
   }
-  // keep[l][h]: slot indices; each layer is padded with -1 to its longest row.
-  void compact(const std::vector<std::vector<std::vector<int64_t>>>& keep) {
-    for (size_t l = 0; l < slots.size(); ++l) {
-      size_t longest = 0;
-      for (const auto& k : keep[l]) longest = std::max(longest, k.size());
-      for (size_t h = 0; h < slots[l].size(); ++h) {
-        std::vector<int64_t> next;
-        for (int64_t slot : keep[l][h]) next.push_back(slots[l][h][slot]);
-        next.resize(longest, -1);
-        slots[l][h] = next;
-      }
-    }
+  // Each layer is padded with -1 to its longest row over every sequence and head.
+  size_t longest(const Keep& keep, size_t l) const {
+    size_t n = 0;
+    for (const auto& sequence : keep)
+      for (const auto& k : sequence[l]) n = std::max(n, k.size());
+    return n;
   }
-  at::Tensor keep_tensor(const std::vector<std::vector<std::vector<int64_t>>>& keep) const {  // [1, L, KV, M]
-    size_t longest = 0;
-    for (const auto& layer : keep)
-      for (const auto& k : layer) longest = std::max(longest, k.size());
-    at::Tensor out = at::full({1, static_cast<int64_t>(keep.size()), static_cast<int64_t>(keep[0].size()),
-                               static_cast<int64_t>(longest)}, -1, at::kLong);
-    for (size_t l = 0; l < keep.size(); ++l)
-      for (size_t h = 0; h < keep[l].size(); ++h)
-        for (size_t i = 0; i < keep[l][h].size(); ++i) out[0][l][h][i] = keep[l][h][i];
+  void compact(const Keep& keep) {
+    for (size_t b = 0; b < slots.size(); ++b)
+      for (size_t l = 0; l < slots[b].size(); ++l)
+        for (size_t h = 0; h < slots[b][l].size(); ++h) {
+          std::vector<int64_t> next;
+          for (int64_t slot : keep[b][l][h]) next.push_back(slots[b][l][h][slot]);
+          next.resize(longest(keep, l), -1);
+          slots[b][l][h] = next;
+        }
+  }
+  at::Tensor keep_tensor(const Keep& keep) const {  // [B, L, KV, M]
+    size_t widest = 0;
+    for (size_t l = 0; l < keep[0].size(); ++l) widest = std::max(widest, longest(keep, l));
+    at::Tensor out = at::full({static_cast<int64_t>(keep.size()), static_cast<int64_t>(keep[0].size()),
+                               static_cast<int64_t>(keep[0][0].size()), static_cast<int64_t>(widest)}, -1, at::kLong);
+    for (size_t b = 0; b < keep.size(); ++b)
+      for (size_t l = 0; l < keep[b].size(); ++l)
+        for (size_t h = 0; h < keep[b][l].size(); ++h)
+          for (size_t i = 0; i < keep[b][l][h].size(); ++i) out[b][l][h][i] = keep[b][l][h][i];
     return out;
   }
 };
 
-// A random subset of each row's held slots, of a size that differs per layer and head.
-std::vector<std::vector<std::vector<int64_t>>> random_keep(const Layout& layout, std::mt19937& rng) {
-  std::vector<std::vector<std::vector<int64_t>>> keep(layout.slots.size());
-  for (size_t l = 0; l < layout.slots.size(); ++l)
-    for (const auto& row : layout.slots[l]) {
-      std::vector<int64_t> held;
-      for (size_t s = 0; s < row.size(); ++s)
-        if (row[s] >= 0) held.push_back(static_cast<int64_t>(s));
-      std::shuffle(held.begin(), held.end(), rng);
-      held.resize(std::uniform_int_distribution<size_t>(2, held.size() - 1)(rng));
-      std::sort(held.begin(), held.end());
-      keep[l].push_back(held);
+// A random subset of each row's held slots, of a size that differs per sequence, layer and head.
+Keep random_keep(const Layout& layout, std::mt19937& rng) {
+  Keep keep(layout.slots.size());
+  for (size_t b = 0; b < layout.slots.size(); ++b)
+    for (const auto& layer : layout.slots[b]) {
+      keep[b].emplace_back();
+      for (const auto& row : layer) {
+        std::vector<int64_t> held;
+        for (size_t s = 0; s < row.size(); ++s)
+          if (row[s] >= 0) held.push_back(static_cast<int64_t>(s));
+        std::shuffle(held.begin(), held.end(), rng);
+        held.resize(std::uniform_int_distribution<size_t>(2, held.size() - 1)(rng));
+        std::sort(held.begin(), held.end());
+        keep[b].back().push_back(held);
+      }
     }
   return keep;
 }
@@ -96,34 +107,41 @@ TEST_CASE("ragged cache: prefill chunk and decode equal a masked pass over the u
   const Model model = random_model(config, 7, at::kCPU, at::kFloat);
   const int64_t L = config.num_layers, KV = config.num_kv_heads;
   std::mt19937 rng(11);
-  std::vector<int64_t> ids;
-  for (int i = 0; i < 40; ++i) ids.push_back(std::uniform_int_distribution<int64_t>(3, 49)(rng));
-
-  KvCache cache(config, 1, model.options(), false);
-  Layout layout{Rows(L, std::vector<std::vector<int64_t>>(KV))};
-  at::Tensor allowed = at::zeros({L, KV, 40, 40}, at::kBool);
+  // Two sequences in one batch, each with its own tokens and its own ragged keep sets.
+  const int64_t B = 2;
+  std::vector<std::vector<int64_t>> ids(B);
+  for (auto& sequence : ids)
+    for (int i = 0; i < 40; ++i) sequence.push_back(std::uniform_int_distribution<int64_t>(3, 49)(rng));
+  KvCache cache(config, B, model.options(), false);
+  Layout layout{PerRow<std::vector<int64_t>>(B, std::vector<std::vector<std::vector<int64_t>>>(L, std::vector<std::vector<int64_t>>(KV)))};
+  at::Tensor allowed = at::zeros({B, L, KV, 40, 40}, at::kBool);
   int64_t fed = 0;
-  std::vector<at::Tensor> logits;  // per fed token, from the ragged cache
+  std::vector<at::Tensor> logits;  // per chunk [B, T, V], from the ragged cache
   // Feeds ids[fed, fed + count): each new row sees what its layer/head holds plus the chunk up to itself.
   auto feed = [&](int64_t count) {
-    for (int64_t l = 0; l < L; ++l)
-      for (int64_t h = 0; h < KV; ++h)
-        for (int64_t t = fed; t < fed + count; ++t) {
-          for (int64_t p : layout.slots[l][h])
-            if (p >= 0) allowed[l][h][t][p] = true;
-          for (int64_t j = fed; j <= t; ++j) allowed[l][h][t][j] = true;
-        }
-    const std::vector<int64_t> chunk(ids.begin() + fed, ids.begin() + fed + count);
-    logits.push_back(model.forward(ids_tensor(chunk), position_range(fed, count), cache, {true}).logits[0]);
+    at::Tensor chunk = at::empty({B, count}, at::kLong);
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t t = 0; t < count; ++t) chunk[b][t] = ids[b][fed + t];
+      for (int64_t l = 0; l < L; ++l)
+        for (int64_t h = 0; h < KV; ++h)
+          for (int64_t t = fed; t < fed + count; ++t) {
+            for (int64_t p : layout.slots[b][l][h])
+              if (p >= 0) allowed[b][l][h][t][p] = true;
+            for (int64_t j = fed; j <= t; ++j) allowed[b][l][h][t][j] = true;
+          }
+    }
+    logits.push_back(model.forward(chunk, position_range(fed, count).expand({B, count}), cache, {true}).logits);
     for (int64_t t = fed; t < fed + count; ++t) layout.append(t);
     fed += count;
   };
   auto compact = [&] {
-    const auto keep = random_keep(layout, rng);
+    const Keep keep = random_keep(layout, rng);
     cache.compact_ragged(layout.keep_tensor(keep));
     layout.compact(keep);
-    for (int64_t l = 0; l < L; ++l)
-      for (int64_t h = 0; h < KV; ++h) CHECK(at::equal(cache.head_positions(l)[0][h], at::tensor(layout.slots[l][h], at::kLong)));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t l = 0; l < L; ++l)
+        for (int64_t h = 0; h < KV; ++h)
+          CHECK(at::equal(cache.head_positions(l)[b][h], at::tensor(layout.slots[b][l][h], at::kLong)));
   };
   feed(12);
   feed(8);
@@ -136,10 +154,13 @@ TEST_CASE("ragged cache: prefill chunk and decode equal a masked pass over the u
   feed(1);
   feed(4);
 
-  const at::Tensor expected = masked_logits(model, std::vector<int64_t>(ids.begin(), ids.begin() + fed), allowed.narrow(2, 0, fed).narrow(3, 0, fed));
-  const at::Tensor got = at::cat(logits, 0);
-  CHECK(max_abs_diff(got.narrow(0, 20, fed - 20), expected.narrow(0, 20, fed - 20)) < 1e-5);
-  CHECK(max_abs_diff(got.narrow(0, 0, 20), expected.narrow(0, 0, 20)) < 1e-5);  // before any compaction
+  const at::Tensor got = at::cat(logits, 1);  // [B, fed, V]
+  for (int64_t b = 0; b < B; ++b) {
+    const at::Tensor expected = masked_logits(model, std::vector<int64_t>(ids[b].begin(), ids[b].begin() + fed),
+                                              allowed[b].narrow(2, 0, fed).narrow(3, 0, fed));
+    CHECK(max_abs_diff(got[b].narrow(0, 20, fed - 20), expected.narrow(0, 20, fed - 20)) < 1e-5);
+    CHECK(max_abs_diff(got[b].narrow(0, 0, 20), expected.narrow(0, 0, 20)) < 1e-5);  // before any compaction
+  }
 }
 
 TEST_CASE("pyramid budgets: linear from first to last layer, summing exactly to L·J", "[allocator]") {
