@@ -63,6 +63,8 @@ def main(path, expected_rollouts, granularity):
     config = json.loads(text(f.attrs["config"]))
     assert set(CONFIG_FIELDS) <= set(config) <= set(CONFIG_FIELDS) | ALLOCATOR_FIELDS, f"config fields {sorted(config)}"
     ragged = "allocator" in config
+    assert config.get("allocator") in (None, "pyramid", "ada"), "uniform must leave the identity as before allocators"
+    assert ("pyramid_ratio" in config) == (config.get("allocator") == "pyramid"), "pyramid_ratio only for pyramid"
     model = json.load(open(f"{config['model']}/config.json"))
     kv_bytes_per_slot = 2 * model["num_hidden_layers"] * model["num_key_value_heads"] * \
         model.get("head_dim", model["hidden_size"] // model["num_attention_heads"]) * (4 if config["dtype"] == "float32" else 2)
