@@ -16,6 +16,7 @@ KvCache::KvCache(const ModelConfig& config, int64_t batch, at::TensorOptions opt
       keys_(config.num_layers),
       values_(config.num_layers) {
   reserve(64);
+  last_ids_ = at::full({batch}, -1, options.dtype(at::kLong));
 }
 
 void KvCache::reserve(int64_t capacity) {
@@ -86,6 +87,7 @@ void KvCache::end_append(const at::Tensor& ids, const at::Tensor& positions, con
   for (auto& p : head_positions_)
     p.narrow(2, size_, pending_).copy_(positions.unsqueeze(1).expand({batch_, kv_heads_, pending_}));
   if (keep_last_layer_input_) last_input_.narrow(1, size_, pending_).copy_(last_layer_input);
+  if (pending_ > 0) last_ids_.copy_(ids.select(1, ids.size(1) - 1));
   size_ += pending_;
   pending_ = 0;
 }
@@ -152,6 +154,7 @@ void KvCache::expand_batch(int64_t batch) {
   for (auto& v : values_) replicate(v);
   replicate(ids_);
   replicate(positions_);
+  replicate(last_ids_);
   if (keep_last_layer_input_) replicate(last_input_);
   for (auto& p : head_positions_) replicate(p);
   batch_ = batch;

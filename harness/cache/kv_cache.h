@@ -33,6 +33,9 @@ class KvCache {
   at::Tensor head_positions(int64_t layer) const;  // [B, KV, N] original positions, either level
   at::Tensor all_positions() const;        // [B, N] token level, [B, L, KV, N] per head
   at::Tensor last_layer_input() const;     // [B, N, hidden]; undefined unless kept (token level only)
+  // The newest token appended to each sequence [B] (−1 before any), whether or not eviction kept it:
+  // the key smear (Model::smear_keys) reads the previous token of every new one.
+  at::Tensor last_token_ids() const { return last_ids_; }
 
   // The forward pass appends T entries: begin_append(T), then per layer append_layer (which returns
   // the layer's keys/values including the new entries), then end_append with the entries' metadata.
@@ -57,6 +60,7 @@ class KvCache {
   int64_t size_ = 0, pending_ = 0, capacity_ = 0;
   std::vector<at::Tensor> keys_, values_;  // [B, KV, capacity, D]
   at::Tensor ids_, positions_;             // [B, capacity]
+  at::Tensor last_ids_;                    // [B]
   at::Tensor last_input_;                  // [B, capacity, hidden]
   std::vector<at::Tensor> head_positions_; // per layer [B, KV, capacity]; empty while token level
 };

@@ -27,6 +27,7 @@ struct DemoSettings {
   uint64_t seed = 0;               // weight init
   // Model (Llama architecture, tied embeddings). Two layers suffice for induction and form it fastest.
   int64_t layers = 2, hidden = 128, heads = 4, kv_heads = 4, intermediate = 256;
+  bool key_smear = true;           // ModelConfig::key_smear: the copy circuit needs one layer, not two
   // Training stories: fresh every step (a fixed set gets memorised), row r of the run from generator
   // seed corpus_seed + r, far from the task's evaluation seeds (0, 1, ...), so no test story is trained on.
   // Each has 1..max_facts facts, each queried. Filler lengths are uniform in [min_words, short_words]
