@@ -35,11 +35,11 @@ struct DemoSettings {
   uint64_t corpus_seed = 1000003;
   int max_facts = 4;
   int min_words = 10, short_words = 60, long_words = 160;
-  int64_t short_steps = 700;
+  int64_t short_steps = 800;
   int tokenizer_stories = 1000;    // training rows the BPE tokenizer is learned from
   float answer_weight = 5.0f;      // loss weight of the answer tokens (the recall the demo is about)
   // Optimisation.
-  int64_t steps = 1000, batch_size = 16;
+  int64_t steps = 1600, batch_size = 16;
   double peak_lr = 3e-3, min_lr = 1e-4;
   int64_t warmup_steps = 50;
   double weight_decay = 0.1, clip_norm = 1.0;
