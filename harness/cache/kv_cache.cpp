@@ -18,6 +18,7 @@ KvCache::KvCache(const ModelConfig& config, int64_t batch, at::TensorOptions opt
       layer_size_(config.num_layers, 0),
       padded_(config.num_layers, false) {
   reserve(64);
+  last_ids_ = at::full({batch}, -1, options.dtype(at::kLong));
 }
 
 void KvCache::reserve(int64_t capacity) {
@@ -116,6 +117,7 @@ void KvCache::end_append(const at::Tensor& ids, const at::Tensor& positions, con
     head_positions_[l].narrow(2, layer_size_[l], pending_).copy_(positions.unsqueeze(1).expand({batch_, kv_heads_, pending_}));
   if (keep_last_layer_input_) last_input_.narrow(1, size_, pending_).copy_(last_layer_input);
   for (int64_t& n : layer_size_) n += pending_;
+  if (pending_ > 0) last_ids_.copy_(ids.select(1, ids.size(1) - 1));
   size_ += pending_;
   pending_ = 0;
 }
@@ -213,6 +215,7 @@ void KvCache::expand_batch(int64_t batch) {
   for (auto& v : values_) replicate(v);
   replicate(ids_);
   replicate(positions_);
+  replicate(last_ids_);
   if (keep_last_layer_input_) replicate(last_input_);
   for (auto& p : head_positions_) replicate(p);
   batch_ = batch;

@@ -50,6 +50,9 @@ class KvCache {
   // Bytes of keys and values one sequence holds in its slots (padding included: it occupies memory).
   int64_t bytes_per_sequence() const;
   at::Tensor last_layer_input() const;     // [B, N, hidden]; undefined unless kept (token level only)
+  // The newest token appended to each sequence [B] (−1 before any), whether or not eviction kept it:
+  // the key smear (Model::smear_keys) reads the previous token of every new one.
+  at::Tensor last_token_ids() const { return last_ids_; }
 
   // The forward pass appends T entries: begin_append(T), then per layer append_layer (which returns
   // the layer's keys/values including the new entries), then end_append with the entries' metadata.
@@ -81,6 +84,7 @@ class KvCache {
   bool ragged_ = false;
   std::vector<at::Tensor> keys_, values_;  // [B, KV, capacity, D]
   at::Tensor ids_, positions_;             // [B, capacity]
+  at::Tensor last_ids_;                    // [B]
   at::Tensor last_input_;                  // [B, capacity, hidden]
   std::vector<at::Tensor> head_positions_; // per layer [B, KV, capacity]; empty while token level
 };

@@ -65,6 +65,10 @@ void add_train_demo_command(CLI::App& app) {
   cmd->add_option("--heads", s.heads, "Query heads")->capture_default_str();
   cmd->add_option("--kv-heads", s.kv_heads, "KV heads")->capture_default_str();
   cmd->add_option("--intermediate", s.intermediate, "MLP width")->capture_default_str();
+  cmd->add_option("--key-smear", s.key_smear,
+                  "Mix each token's layer-0 key with the previous token's (learned gate per KV head): induction "
+                  "in one layer, so recall forms in hundreds of steps instead of not at all here")
+      ->capture_default_str();
   cmd->add_option("--corpus-seed", s.corpus_seed, "Generator seed of the first training story")->capture_default_str();
   cmd->add_option("--max-facts", s.max_facts, "Facts per training story: 1..this, each queried")
       ->capture_default_str();

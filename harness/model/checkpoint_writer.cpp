@@ -64,6 +64,7 @@ json model_config_json(const ModelConfig& c, at::ScalarType dtype) {
             {"torch_dtype", dtype_name(dtype)}};
   if (c.family != ModelFamily::Qwen2) j["attention_bias"] = c.qkv_bias;
   if (c.family == ModelFamily::Llama) j["mlp_bias"] = c.mlp_bias;
+  if (c.key_smear) j["key_smear"] = true;  // only kvbench's demo model has it; other configs stay HF's
   if (c.rope_scaling)
     j["rope_scaling"] = {{"rope_type", "llama3"},
                          {"factor", c.rope_scaling->factor},

@@ -85,6 +85,7 @@ ModelConfig load_model_config(const std::filesystem::path& model_dir) {
   c.rope_theta = field_or<double>(j, "rope_theta", 10000.0, file);
   c.rope_scaling = parse_rope_scaling(j, file);
   c.tie_word_embeddings = field_or<bool>(j, "tie_word_embeddings", false, file);
+  c.key_smear = field_or<bool>(j, "key_smear", false, file);
   const std::string act = field_or<std::string>(j, "hidden_act", "silu", file);
   if (act != "silu") fail("{}: field \"hidden_act\" is \"{}\"; supported: silu", file.string(), act);
   switch (c.family) {

@@ -36,6 +36,8 @@ struct ModelConfig {
   bool mlp_bias = false;
   bool qk_norm = false;   // Qwen3
   bool tie_word_embeddings = false;
+  // Not HF: kvbench's demo model mixes the previous token's key into layer 0's keys (Model::smear_keys).
+  bool key_smear = false;
 
   int64_t group_size() const { return num_heads / num_kv_heads; }  // query heads per KV head
 };

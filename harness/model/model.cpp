@@ -32,6 +32,11 @@ at::Tensor layer_mask(const at::Tensor& causal, const at::Tensor& held, int64_t 
   return mask.defined() ? held.unsqueeze(2).logical_and(mask) : held.unsqueeze(2);
 }
 
+// The token before each of ids [B, T]: `last` [B] (the sequence's newest token so far, −1 if none), then ids.
+at::Tensor previous_token_ids(const at::Tensor& last, const at::Tensor& ids) {
+  return at::cat({last.to(ids.device()).unsqueeze(1), ids.narrow(1, 0, ids.size(1) - 1)}, 1);
+}
+
 // RoPE inverse frequencies, with Llama 3.1's piecewise rescaling of long wavelengths when configured.
 at::Tensor inverse_frequencies(const ModelConfig& c) {
   const int64_t half = c.head_dim / 2;
@@ -119,8 +124,22 @@ QueryKeyValue Model::project_heads(int64_t layer, const at::Tensor& normed) cons
   return p;
 }
 
-QueryKeyValue Model::project(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const {
-  const QueryKeyValue heads = project_heads(layer, normed);
+// Layer 0's input is the embedding, so the previous token's key is a function of its id alone: the smear
+// needs only the id, which the cache keeps through eviction. With it one layer can do induction ("find the
+// earlier match, copy what followed"), which two plain layers of a model this small learn too slowly on CPU.
+at::Tensor Model::smear_keys(const at::Tensor& k, const at::Tensor& previous_ids) const {
+  const LayerWeights& w = weights_.layers.front();
+  const at::Tensor previous_normed = rms_norm(embed(previous_ids.clamp_min(0)), w.input_norm);
+  at::Tensor previous = linear(previous_normed, w.k_proj, w.k_bias).unflatten(-1, {config_.num_kv_heads, config_.head_dim});
+  if (config_.qk_norm) previous = rms_norm(previous, w.k_norm);
+  previous = at::where(previous_ids.ge(0).unsqueeze(-1).unsqueeze(-1), previous, k);
+  return k + at::sigmoid(w.k_smear).unsqueeze(-1) * (previous - k);
+}
+
+QueryKeyValue Model::project(int64_t layer, const at::Tensor& normed, const at::Tensor& positions,
+                             const at::Tensor& previous_ids) const {
+  QueryKeyValue heads = project_heads(layer, normed);
+  if (layer == 0 && config_.key_smear) heads.k = smear_keys(heads.k, previous_ids);
   return {rope(heads.q.transpose(1, 2), positions), rope(heads.k.transpose(1, 2), positions), heads.v.transpose(1, 2)};
 }
 
@@ -176,10 +195,11 @@ std::vector<ForwardResult> Model::forward(const std::vector<StepInput>& groups) 
   // Every group's new tokens are rows of one matrix x [M, hidden]; group g owns rows [offset[g], offset[g+1]).
   // Each group's RoPE table is computed over its own positions (the same values as when it runs alone).
   std::vector<int64_t> offset{0};
-  std::vector<at::Tensor> embedded, allowed, cos, sin;
+  std::vector<at::Tensor> embedded, previous_ids, allowed, cos, sin;
   for (const StepInput& g : groups) {
     const int64_t T = g.ids.size(1);
     embedded.push_back(embed(g.ids).flatten(0, 1));
+    if (config_.key_smear) previous_ids.push_back(previous_token_ids(g.cache->last_token_ids(), g.ids).flatten());
     offset.push_back(offset.back() + g.ids.numel());
     allowed.push_back(T > 1 ? causal_mask(T, g.cache->size(), g.ids.device()) : at::Tensor());
     const Rotary r = rotary(g.positions);
@@ -200,7 +220,8 @@ std::vector<ForwardResult> Model::forward(const std::vector<StepInput>& groups) 
   for (int64_t l = 0; l < config_.num_layers; ++l) {
     const bool last = l == config_.num_layers - 1;
     if (last) last_layer_input = x;
-    const QueryKeyValue heads = project_heads(l, rms_norm(x, weights_.layers[l].input_norm));
+    QueryKeyValue heads = project_heads(l, rms_norm(x, weights_.layers[l].input_norm));
+    if (l == 0 && config_.key_smear) heads.k = smear_keys(heads.k, pack(previous_ids));
     const at::Tensor q = rotate(heads.q, rotary_rows), k = rotate(heads.k, rotary_rows);  // [M, heads, D]
     std::vector<at::Tensor> attended(groups.size()), decode_queries;
     std::vector<DecodeAttentionGroup> decode_groups;
@@ -252,9 +273,10 @@ std::vector<ForwardResult> Model::forward(const std::vector<StepInput>& groups) 
 at::Tensor Model::forward_sequence(const at::Tensor& ids, const at::Tensor& positions,
                                    std::vector<QueryKeyValue>* layers) const {
   const at::Tensor allowed = causal_mask(ids.size(1), 0, ids.device());
+  const at::Tensor previous_ids = previous_token_ids(at::full({ids.size(0)}, -1, ids.options()), ids);
   at::Tensor x = embed(ids);
   for (int64_t l = 0; l < config_.num_layers; ++l) {
-    const QueryKeyValue qkv = project(l, rms_norm(x, weights_.layers[l].input_norm), positions);
+    const QueryKeyValue qkv = project(l, rms_norm(x, weights_.layers[l].input_norm), positions, previous_ids);
     x = mlp_residual(l, attention_residual(l, x, attend(qkv.q, qkv.k, qkv.v, allowed)));
     if (layers) layers->push_back(qkv);
   }

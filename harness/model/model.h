@@ -21,6 +21,7 @@ struct LayerWeights {
   at::Tensor q_proj, k_proj, v_proj, o_proj;      // [out, in]
   at::Tensor q_bias, k_bias, v_bias, o_bias;      // undefined when the family has none
   at::Tensor q_norm, k_norm;                      // Qwen3: [head_dim]
+  at::Tensor k_smear;                             // layer 0 of key_smear models: [KV] gate logits
   at::Tensor gate_proj, up_proj, down_proj;
   at::Tensor gate_bias, up_bias, down_bias;
 };
@@ -95,10 +96,16 @@ class Model {
   // --- pieces ---
   at::Tensor embed(const at::Tensor& ids) const;
   at::Tensor rms_norm(const at::Tensor& x, const at::Tensor& weight) const;
-  QueryKeyValue project(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const;
+  // project_heads, the key smear (layer 0; previous_ids [B, T] as in smear_keys) and RoPE at positions [B, T].
+  QueryKeyValue project(int64_t layer, const at::Tensor& normed, const at::Tensor& positions,
+                        const at::Tensor& previous_ids) const;
   // The projections of normed [..., hidden] to [..., heads, D] (Qwen3's q/k-norm applied), before RoPE.
   QueryKeyValue project_heads(int64_t layer, const at::Tensor& normed) const;
   at::Tensor query(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const;
+  // Key smear (config key_smear, kvbench's demo model): layer 0's pre-RoPE key of a token at t becomes
+  // (1 − a)·k_t + a·k_{t−1}, a = sigmoid(k_smear) per KV head. k is [..., KV, D] (from project_heads),
+  // previous_ids [...] the ids at t − 1 (−1 where there is none: the key stays as it is).
+  at::Tensor smear_keys(const at::Tensor& k, const at::Tensor& previous_ids) const;
   // Attention of q [B, H, T, D] over k/v [B, KV, N, D] (GQA by head groups, K/V never repeated).
   // `allowed` is a bool mask broadcastable to [B, T, N], or [B, KV, T, N] (per KV head: a ragged cache's
   // padding); rows with no allowed key yield 0.

@@ -71,6 +71,7 @@ Model random_model(const ModelConfig& c, uint64_t seed, at::Device device, at::S
       layer.q_norm = ones(c.head_dim);
       layer.k_norm = ones(c.head_dim);
     }
+    if (c.key_smear && l == 0) layer.k_smear = at::zeros({c.num_kv_heads}, at::TensorOptions().dtype(dtype).device(device));  // a = 1/2
     layer.gate_proj = normal({c.intermediate_size, c.hidden_size});
     layer.up_proj = normal({c.intermediate_size, c.hidden_size});
     layer.down_proj = normal({c.hidden_size, c.intermediate_size});

@@ -51,6 +51,7 @@ LayerWeights load_layer(const WeightLoader& w, const ModelConfig& c, int64_t lay
   l.o_bias = w.load_if(c.o_bias, p + "self_attn.o_proj.bias", {hidden});
   l.q_norm = w.load_if(c.qk_norm, p + "self_attn.q_norm.weight", {c.head_dim});
   l.k_norm = w.load_if(c.qk_norm, p + "self_attn.k_norm.weight", {c.head_dim});
+  l.k_smear = w.load_if(c.key_smear && layer == 0, p + "self_attn.k_smear", {c.num_kv_heads});
   l.gate_proj = w.load(p + "mlp.gate_proj.weight", {inter, hidden});
   l.up_proj = w.load(p + "mlp.up_proj.weight", {inter, hidden});
   l.down_proj = w.load(p + "mlp.down_proj.weight", {hidden, inter});
@@ -68,7 +69,8 @@ void add_layer(std::vector<NamedTensor>& out, const LayerWeights& l, int64_t lay
       {p + "self_attn.o_proj.weight", l.o_proj},      {p + "self_attn.q_proj.bias", l.q_bias},
       {p + "self_attn.k_proj.bias", l.k_bias},        {p + "self_attn.v_proj.bias", l.v_bias},
       {p + "self_attn.o_proj.bias", l.o_bias},        {p + "self_attn.q_norm.weight", l.q_norm},
-      {p + "self_attn.k_norm.weight", l.k_norm},      {p + "post_attention_layernorm.weight", l.post_attention_norm},
+      {p + "self_attn.k_norm.weight", l.k_norm},      {p + "self_attn.k_smear", l.k_smear},
+      {p + "post_attention_layernorm.weight", l.post_attention_norm},
       {p + "mlp.gate_proj.weight", l.gate_proj},      {p + "mlp.up_proj.weight", l.up_proj},
       {p + "mlp.down_proj.weight", l.down_proj},      {p + "mlp.gate_proj.bias", l.gate_bias},
       {p + "mlp.up_proj.bias", l.up_bias},            {p + "mlp.down_proj.bias", l.down_bias}};

@@ -109,12 +109,13 @@ ModelConfig demo_config(const DemoSettings& s, int64_t vocab_size) {
   c.max_position_embeddings = 4096;
   c.rms_norm_eps = 1e-5;
   c.tie_word_embeddings = true;
+  c.key_smear = s.key_smear;
   return c;
 }
 
 json settings_json(const DemoSettings& s) {
   return {{"seed", s.seed},           {"layers", s.layers},          {"hidden", s.hidden},
-          {"heads", s.heads},         {"kv_heads", s.kv_heads},      {"intermediate", s.intermediate},
+          {"heads", s.heads},         {"kv_heads", s.kv_heads},      {"intermediate", s.intermediate}, {"key_smear", s.key_smear},
           {"corpus_seed", s.corpus_seed}, {"max_facts", s.max_facts}, {"min_words", s.min_words},
           {"short_words", s.short_words}, {"long_words", s.long_words}, {"short_steps", s.short_steps},
           {"tokenizer_stories", s.tokenizer_stories}, {"answer_weight", s.answer_weight}, {"steps", s.steps},

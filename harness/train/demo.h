@@ -27,6 +27,7 @@ struct DemoSettings {
   uint64_t seed = 0;               // weight init
   // Model (Llama architecture, tied embeddings). Two layers suffice for induction and form it fastest.
   int64_t layers = 2, hidden = 128, heads = 4, kv_heads = 4, intermediate = 256;
+  bool key_smear = true;           // ModelConfig::key_smear: the copy circuit needs one layer, not two
   // Training stories: fresh every step (a fixed set gets memorised), row r of the run from generator
   // seed corpus_seed + r, far from the task's evaluation seeds (0, 1, ...), so no test story is trained on.
   // Each has 1..max_facts facts, each queried. Filler lengths are uniform in [min_words, short_words]
@@ -34,11 +35,11 @@ struct DemoSettings {
   uint64_t corpus_seed = 1000003;
   int max_facts = 4;
   int min_words = 10, short_words = 60, long_words = 160;
-  int64_t short_steps = 700;
+  int64_t short_steps = 800;
   int tokenizer_stories = 1000;    // training rows the BPE tokenizer is learned from
   float answer_weight = 5.0f;      // loss weight of the answer tokens (the recall the demo is about)
   // Optimisation.
-  int64_t steps = 1000, batch_size = 16;
+  int64_t steps = 1600, batch_size = 16;
   double peak_lr = 3e-3, min_lr = 1e-4;
   int64_t warmup_steps = 50;
   double weight_decay = 0.1, clip_norm = 1.0;
