@@ -98,6 +98,10 @@ class Model {
   QueryKeyValue project(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const;
   // The projections of normed [..., hidden] to [..., heads, D] (Qwen3's q/k-norm applied), before RoPE.
   QueryKeyValue project_heads(int64_t layer, const at::Tensor& normed) const;
+  // The query heads alone [..., H, D] (q-norm applied), before RoPE: project_heads' q. Public because the
+  // counter-causal pass of several samples projects all their rows at once, then rotates each sample's own.
+  at::Tensor query_heads(int64_t layer, const at::Tensor& normed) const;
+  // query_heads rotated: normed [B, T, hidden] → [B, H, T, D] at positions [B, T].
   at::Tensor query(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const;
   // Attention of q [B, H, T, D] over k/v [B, KV, N, D] (GQA by head groups, K/V never repeated).
   // `allowed` is a bool mask broadcastable to [B, T, N]; rows with no allowed key yield 0.
