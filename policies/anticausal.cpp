@@ -48,23 +48,32 @@ struct Block {
   int64_t begin, rows, product_rows;
 };
 
-// Groups every sample's blocks, in order, into packs of up to `pass_rows` product rows that run through
-// the layers together (a block over that runs alone).
+// Groups every sample's blocks into packs that run through the layers together. Only blocks that take our
+// linear kernel alone (at most kSmallRows product rows) are packed, up to kSmallRows rows: its rows are
+// computed independently of the rows beside them. Larger blocks run alone on BLAS, whose rows change with
+// the row count (OpenBLAS 0.3.21 here, every shape tried: packing them changed scores in the last bits).
 std::vector<std::vector<Block>> pack_blocks(const std::vector<AnticausalSample>& samples, int64_t pass_rows) {
-  std::vector<std::vector<Block>> packs(1);
-  int64_t packed_rows = 0;
+  std::vector<std::vector<Block>> packs;
+  std::vector<Block> small;
+  int64_t small_rows = 0;
   for (size_t s = 0; s < samples.size(); ++s) {
     const int64_t n = samples[s].cache.size(), B = samples[s].input.size(0);
     for (int64_t begin = 0; begin < n; begin += pass_rows) {
-      const int64_t rows = std::min(pass_rows, n - begin);
-      if (packed_rows > 0 && packed_rows + B * rows > pass_rows) {
-        packs.emplace_back();
-        packed_rows = 0;
+      const Block block{s, begin, std::min(pass_rows, n - begin), B * std::min(pass_rows, n - begin)};
+      if (block.product_rows > linear_detail::kSmallRows) {
+        packs.push_back({block});
+        continue;
       }
-      packs.back().push_back({s, begin, rows, B * rows});
-      packed_rows += B * rows;
+      if (small_rows + block.product_rows > linear_detail::kSmallRows) {
+        packs.push_back(std::move(small));
+        small.clear();
+        small_rows = 0;
+      }
+      small.push_back(block);
+      small_rows += block.product_rows;
     }
   }
+  if (!small.empty()) packs.push_back(std::move(small));
   return packs;
 }
 
@@ -132,8 +141,6 @@ at::Tensor anticausal_attention_residual(const Model& model, const KvCache& cach
 
 std::vector<at::Tensor> anticausal_scores_together(const Model& model, const std::vector<AnticausalSample>& samples,
                                                    int64_t first_layer, bool with_mlp, int64_t pass_rows) {
-  // Every row of the weight products is computed as it is alone, whatever it is packed with.
-  const RowIndependentProducts row_independent;
   std::vector<at::Tensor> scores;
   for (const AnticausalSample& s : samples)
     scores.push_back(at::empty({s.input.size(0), s.cache.size()}, s.input.options().dtype(at::kFloat)));

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <vector>
 
 #include "engine/cpu_threads.h"
 #include "model/linear_kernels.h"
@@ -153,33 +152,14 @@ at::Tensor blas_blocks(const at::Tensor& x, const at::Tensor& weight, const at::
   return out_t.t();
 }
 
-thread_local bool row_independent_products = false;
-
-// Our kernel on blocks of kSmallRows rows (its rows' working set stays in cache; within a block it reads
-// each weight row once for all of them).
-at::Tensor small_row_blocks(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  std::vector<at::Tensor> blocks;
-  for (int64_t begin = 0; begin < x.size(0); begin += linear_detail::kSmallRows)
-    blocks.push_back(linear_detail::small_rows(
-        x.narrow(0, begin, std::min(linear_detail::kSmallRows, x.size(0) - begin)), weight, bias));
-  return at::cat(blocks);
-}
-
 }  // namespace
-
-RowIndependentProducts::RowIndependentProducts() : saved_(row_independent_products) {
-  row_independent_products = true;
-}
-
-RowIndependentProducts::~RowIndependentProducts() { row_independent_products = saved_; }
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
   if (!ours(x, weight, bias)) return bias.defined() ? at::linear(x, weight, bias) : at::linear(x, weight);
   const int64_t K = weight.size(1), rows = c10::multiply_integers(x.sizes().slice(0, x.dim() - 1));
   const at::Tensor x2 = x.reshape({rows, K});
-  const at::Tensor out = rows <= linear_detail::kSmallRows ? linear_detail::small_rows(x2, weight, bias)
-                         : row_independent_products     ? small_row_blocks(x2, weight, bias)
-                                                         : blas_blocks(x2, weight, bias);
+  const at::Tensor out = rows > linear_detail::kSmallRows ? blas_blocks(x2, weight, bias)
+                                                         : linear_detail::small_rows(x2, weight, bias);
   std::vector<int64_t> shape = x.sizes().vec();
   shape.back() = weight.size(0);
   return out.reshape(shape).to(x.scalar_type());

@@ -18,23 +18,6 @@ namespace kvbench {
 // Call it qualified: with two arguments, unqualified `linear` also finds at::linear by ADL (ambiguous).
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
 
-// Within its scope (on the thread that creates it), linear() runs CPU products of more than kSmallRows rows
-// on our kernel too, kSmallRows rows at a time, instead of BLAS: every row is then bitwise the same
-// whatever rows share the call. OpenBLAS's sgemm does not promise that, and here its rows change with the
-// row count (every shape tried, 65 rows and up: tests/core/test_refresh_together.cpp), so passes that pack
-// several samples' rows (policies/anticausal.cpp) run in this scope. Cost, one run here: our kernel
-// 30–100 GFLOP/s against BLAS's 52–86 on the Qwen2.5-0.5B shapes at 512 rows.
-class RowIndependentProducts {
- public:
-  RowIndependentProducts();
-  ~RowIndependentProducts();
-  RowIndependentProducts(const RowIndependentProducts&) = delete;
-  RowIndependentProducts& operator=(const RowIndependentProducts&) = delete;
-
- private:
-  bool saved_;
-};
-
 namespace linear_detail {
 
 // Up to this many rows our kernel is at least as fast as OpenBLAS's sgemm: `kvbench bench linear` on a

@@ -4,12 +4,11 @@
 
 namespace kvbench {
 
-// gate, up [..., I] of one dtype. On the CPU in float32 (no autograd) every element is computed alone
-// with std::exp, at any row count: ATen's vectorised exp and its scalar tail round differently, so which
-// elements land in the tail — which depends on how many rows share the call and on how the pool splits
-// it — would change a row's result by an ulp, and rows packed together (batched decode steps, the
-// counter-causal pass of several samples) would no longer compute exactly as alone. Elsewhere
-// at::silu(gate) · up.
+// gate, up [..., I] of one dtype. On the CPU in float32 with at most linear_detail::kSmallRows rows (decode
+// steps), every element is computed alone with std::exp: ATen's vectorised exp and its scalar tail round
+// differently, so which elements land in the tail — which depends on how many rows share the call —
+// would change a row's result by an ulp, and batched samples would no longer decode exactly as alone.
+// Elsewhere at::silu(gate) * up.
 at::Tensor swiglu(const at::Tensor& gate, const at::Tensor& up);
 
 }  // namespace kvbench
