@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/linear.h"
+
 namespace kvbench {
 
 namespace {
@@ -39,14 +41,85 @@ at::Tensor own_token_logits(const Model& model, const at::Tensor& ids, const at:
   return (normed * rows).sum(-1);
 }
 
+// A block of one sample's entries [begin, begin + rows): the unit its pass runs alone, and the unit that
+// passes of several samples pack. `product_rows` = rollouts × rows, its rows in the weight products.
+struct Block {
+  size_t sample;
+  int64_t begin, rows, product_rows;
+};
+
+// Groups every sample's blocks into packs that run through the layers together. Only blocks that take our
+// linear kernel alone (at most kSmallRows product rows) are packed, up to kSmallRows rows: its rows are
+// computed independently of the rows beside them. Larger blocks run alone on BLAS, whose rows change with
+// the row count (OpenBLAS 0.3.21 here, every shape tried: packing them changed scores in the last bits).
+std::vector<std::vector<Block>> pack_blocks(const std::vector<AnticausalSample>& samples, int64_t pass_rows) {
+  std::vector<std::vector<Block>> packs;
+  std::vector<Block> small;
+  int64_t small_rows = 0;
+  for (size_t s = 0; s < samples.size(); ++s) {
+    const int64_t n = samples[s].cache.size(), B = samples[s].input.size(0);
+    for (int64_t begin = 0; begin < n; begin += pass_rows) {
+      const Block block{s, begin, std::min(pass_rows, n - begin), B * std::min(pass_rows, n - begin)};
+      if (block.product_rows > linear_detail::kSmallRows) {
+        packs.push_back({block});
+        continue;
+      }
+      if (small_rows + block.product_rows > linear_detail::kSmallRows) {
+        packs.push_back(std::move(small));
+        small.clear();
+        small_rows = 0;
+      }
+      small.push_back(block);
+      small_rows += block.product_rows;
+    }
+  }
+  if (!small.empty()) packs.push_back(std::move(small));
+  return packs;
+}
+
+at::Tensor pack_rows(const std::vector<at::Tensor>& parts) { return parts.size() == 1 ? parts.front() : at::cat(parts); }
+
+// One pack's blocks through layers first_layer … L−1: the weight products, norms and MLP over all their
+// rows at once, attention per block over its own sample's cache. Writes each block's scores into `scores`.
+void run_pack(const Model& model, const std::vector<AnticausalSample>& samples, const std::vector<Block>& pack,
+              int64_t first_layer, bool with_mlp, std::vector<at::Tensor>& scores) {
+  const int64_t hidden = model.config().hidden_size;
+  std::vector<at::Tensor> inputs, ids;
+  for (const Block& b : pack) {
+    inputs.push_back(samples[b.sample].input.narrow(1, b.begin, b.rows).reshape({b.product_rows, hidden}));
+    ids.push_back(samples[b.sample].cache.token_ids().narrow(1, b.begin, b.rows).reshape({b.product_rows}));
+  }
+  at::Tensor x = pack_rows(inputs);  // [rows of every block, hidden]
+  for (int64_t l = first_layer; l < model.config().num_layers; ++l) {
+    const at::Tensor q = model.query_heads(l, model.rms_norm(x, model.weights().layers[l].input_norm));
+    std::vector<at::Tensor> attended;
+    int64_t row = 0;
+    for (const Block& b : pack) {
+      const AnticausalSample& sample = samples[b.sample];
+      // Contiguous: the block's queries have one memory layout whatever they were packed with.
+      const at::Tensor block_q = q.narrow(0, row, b.product_rows).contiguous().unflatten(0, {sample.input.size(0), b.rows});
+      attended.push_back(anticausal_attention(model, sample.cache, l, block_q, sample.min_gap, b.begin).flatten(0, 1));
+      row += b.product_rows;
+    }
+    x = model.attention_residual(l, x, pack_rows(attended));
+    if (with_mlp) x = model.mlp_residual(l, x);
+  }
+  const at::Tensor logits = own_token_logits(model, pack_rows(ids), x);
+  int64_t row = 0;
+  for (const Block& b : pack) {
+    at::Tensor& out = scores[b.sample];
+    out.narrow(1, b.begin, b.rows).copy_(logits.narrow(0, row, b.product_rows).view({out.size(0), b.rows}));
+    row += b.product_rows;
+  }
+}
+
 }  // namespace
 
-at::Tensor anticausal_attention_residual(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& x,
-                                         int64_t min_gap, int64_t first_row, int64_t block_rows) {
-  const int64_t B = x.size(0), rows = x.size(1), n = cache.size();
+at::Tensor anticausal_attention(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& q_heads,
+                                int64_t min_gap, int64_t first_row, int64_t block_rows) {
+  const int64_t B = q_heads.size(0), rows = q_heads.size(1), n = cache.size();
   const ModelConfig& c = model.config();
-  const at::Tensor normed = model.rms_norm(x, model.weights().layers[layer].input_norm);
-  const at::Tensor q = model.query(layer, normed, cache.positions().narrow(1, first_row, rows));
+  const at::Tensor q = model.rope(q_heads.transpose(1, 2), cache.positions().narrow(1, first_row, rows));
   const at::Tensor keys = cache.keys(layer), values = cache.values(layer);
   // The newest min_gap + 1 entries have no key to attend to: their attention output is 0.
   const int64_t with_keys = std::clamp<int64_t>(n - min_gap - 1 - first_row, 0, rows);
@@ -57,23 +130,28 @@ at::Tensor anticausal_attention_residual(const Model& model, const KvCache& cach
     attended.narrow(1, begin, count)
         .copy_(attend_later_entries(q.narrow(2, begin, count), keys, values, first_row + begin, min_gap));
   }
-  return model.attention_residual(layer, x, attended.view({B, rows, c.num_heads * c.head_dim}));
+  return attended.view({B, rows, c.num_heads * c.head_dim});
+}
+
+at::Tensor anticausal_attention_residual(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& x,
+                                         int64_t min_gap, int64_t first_row, int64_t block_rows) {
+  const at::Tensor q = model.query_heads(layer, model.rms_norm(x, model.weights().layers[layer].input_norm));
+  return model.attention_residual(layer, x, anticausal_attention(model, cache, layer, q, min_gap, first_row, block_rows));
+}
+
+std::vector<at::Tensor> anticausal_scores_together(const Model& model, const std::vector<AnticausalSample>& samples,
+                                                   int64_t first_layer, bool with_mlp, int64_t pass_rows) {
+  std::vector<at::Tensor> scores;
+  for (const AnticausalSample& s : samples)
+    scores.push_back(at::empty({s.input.size(0), s.cache.size()}, s.input.options().dtype(at::kFloat)));
+  for (const std::vector<Block>& pack : pack_blocks(samples, pass_rows))
+    run_pack(model, samples, pack, first_layer, with_mlp, scores);
+  return scores;
 }
 
 at::Tensor anticausal_scores(const Model& model, const KvCache& cache, const at::Tensor& input, int64_t first_layer,
                              bool with_mlp, int64_t min_gap, int64_t pass_rows) {
-  const int64_t n = cache.size();
-  std::vector<at::Tensor> scores;
-  for (int64_t begin = 0; begin < n; begin += pass_rows) {
-    const int64_t rows = std::min(pass_rows, n - begin);
-    at::Tensor x = input.narrow(1, begin, rows);
-    for (int64_t l = first_layer; l < model.config().num_layers; ++l) {
-      x = anticausal_attention_residual(model, cache, l, x, min_gap, begin);
-      if (with_mlp) x = model.mlp_residual(l, x);
-    }
-    scores.push_back(own_token_logits(model, cache.token_ids().narrow(1, begin, rows), x));
-  }
-  return at::cat(scores, 1);
+  return anticausal_scores_together(model, {{cache, input, min_gap}}, first_layer, with_mlp, pass_rows).front();
 }
 
 double anticausal_pass_flops(const ModelConfig& config, int64_t n, int64_t min_gap, int64_t layers, bool with_mlp) {
@@ -84,8 +162,21 @@ double anticausal_pass_flops(const ModelConfig& config, int64_t n, int64_t min_g
   return layers * per_layer + 2 * n * hidden;
 }
 
-KeepRule counter_causal_keep_rule(const CacheBudget& budget) {
+KeepRule AnticausalPolicy::keep_rule(const CacheBudget& budget) const {
   return {/*keep_lowest=*/true, std::max(budget.recent, budget.min_gap + 1), Granularity::Token};
+}
+
+at::Tensor AnticausalPolicy::score(const ScoringContext& context) { return score_together({{*this, context}}).front(); }
+
+// The samples' policies are all of this kind, and the pass has no state: this instance runs it for all.
+std::vector<at::Tensor> AnticausalPolicy::score_together(const std::vector<SampleScoring>& samples) {
+  std::vector<AnticausalSample> passes;
+  AnticausalPass shape;
+  for (const SampleScoring& s : samples) {
+    shape = pass(s.context);
+    passes.push_back({s.context.cache, shape.input, s.context.budget.min_gap});
+  }
+  return anticausal_scores_together(samples.front().context.model, passes, shape.first_layer, shape.with_mlp);
 }
 
 }  // namespace kvbench

@@ -9,16 +9,37 @@
 
 namespace kvbench {
 
-// One layer's anti-causal attention residual of the entries first_row … first_row + x.size(1) − 1:
-// x [B, rows, hidden] → x + o_proj(attention). Query rows are attended `block_rows` at a time (0: as
-// many as keep one block's scores within a cache-sized budget, at least 32).
+// One layer's anti-causal attention of the entries first_row … first_row + rows − 1 of `cache`, from their
+// query heads q [B, rows, H, D] before RoPE (Model::query_heads): [B, rows, H·D]. Query rows are attended
+// `block_rows` at a time (0: as many as keep one block's scores within a cache-sized budget, at least 32).
+at::Tensor anticausal_attention(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& q,
+                                int64_t min_gap, int64_t first_row = 0, int64_t block_rows = 0);
+
+// The same as a residual: x [B, rows, hidden] → x + o_proj(attention).
 at::Tensor anticausal_attention_residual(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& x,
                                          int64_t min_gap, int64_t first_row = 0, int64_t block_rows = 0);
 
-// Scores [B, n] (float32) of the pass from `input` [B, n, hidden], the input of layer `first_layer`,
-// through the last layer (each with its MLP when `with_mlp`), `pass_rows` entries at a time. 512 rows
-// keep the weight products at full speed while a block's activations (rows × intermediate floats) stay
-// small enough for malloc to reuse, instead of mapping fresh pages that fault in on every layer.
+// One sample of a scoring pass: its cache, the input of the pass's first layer for its entries
+// [B, n, hidden], its min_gap.
+struct AnticausalSample {
+  const KvCache& cache;
+  at::Tensor input;
+  int64_t min_gap = 0;
+};
+
+// Scores [B, n] (float32) of each sample, from its input through the last layer (each with its MLP when
+// `with_mlp`). A sample's entries run in blocks of `pass_rows`: 512 rows keep the weight products at full
+// speed while a block's activations (rows × intermediate floats) stay small enough for malloc to reuse,
+// instead of mapping fresh pages that fault in on every layer. Blocks of several samples (samples that
+// refresh at the same step) share the weight products where that changes no result: blocks of at most
+// kSmallRows product rows (model/linear.h: our kernel, each row computed alone) are packed as rows of one
+// matrix, up to kSmallRows rows, while attention runs per block over its own sample's cache. Larger blocks
+// run alone: OpenBLAS's rows change with the row count. So each sample's scores are bitwise those of its
+// own pass (tests/core/test_refresh_together.cpp).
+std::vector<at::Tensor> anticausal_scores_together(const Model& model, const std::vector<AnticausalSample>& samples,
+                                                   int64_t first_layer, bool with_mlp, int64_t pass_rows = 512);
+
+// anticausal_scores_together for one sample.
 at::Tensor anticausal_scores(const Model& model, const KvCache& cache, const at::Tensor& input, int64_t first_layer,
                              bool with_mlp, int64_t min_gap, int64_t pass_rows = 512);
 
@@ -31,7 +52,24 @@ at::Tensor anticausal_scores(const Model& model, const KvCache& cache, const at:
 // pass reuses the cached K/V) nor masked-out products.
 double anticausal_pass_flops(const ModelConfig& config, int64_t n, int64_t min_gap, int64_t layers, bool with_mlp);
 
-// Counter-causal entries with no future (the newest min_gap + 1) always stay.
-KeepRule counter_causal_keep_rule(const CacheBudget& budget);
+// Where a counter-causal policy's pass starts: the input [B, n, hidden] of layer `first_layer`.
+struct AnticausalPass {
+  at::Tensor input;
+  int64_t first_layer = 0;
+  bool with_mlp = true;
+};
+
+// counter-causal and counter-causal-fast: the scores of one anti-causal pass, which has no per-sample
+// state, so samples that refresh at the same step share one (anticausal_scores_together). Entries with no
+// future (the newest min_gap + 1) always stay.
+class AnticausalPolicy : public Policy {
+ public:
+  KeepRule keep_rule(const CacheBudget& budget) const override;
+  at::Tensor score(const ScoringContext& context) override;
+  std::vector<at::Tensor> score_together(const std::vector<SampleScoring>& samples) override;
+
+ protected:
+  virtual AnticausalPass pass(const ScoringContext& context) const = 0;
+};
 
 }  // namespace kvbench

@@ -7,13 +7,13 @@
 namespace kvbench {
 
 namespace {
-class CounterCausalPolicy final : public Policy {
+class CounterCausalPolicy final : public AnticausalPolicy {
  public:
   std::string name() const override { return "counter-causal"; }
-  KeepRule keep_rule(const CacheBudget& budget) const override { return counter_causal_keep_rule(budget); }
-  at::Tensor score(const ScoringContext& context) override {
-    const at::Tensor input = context.model.embed(context.cache.token_ids());
-    return anticausal_scores(context.model, context.cache, input, 0, /*with_mlp=*/true, context.budget.min_gap);
+
+ protected:
+  AnticausalPass pass(const ScoringContext& context) const override {
+    return {context.model.embed(context.cache.token_ids()), 0, /*with_mlp=*/true};
   }
 };
 }  // namespace

@@ -6,15 +6,14 @@
 namespace kvbench {
 
 namespace {
-class CounterCausalFastPolicy final : public Policy {
+class CounterCausalFastPolicy final : public AnticausalPolicy {
  public:
   std::string name() const override { return "counter-causal-fast"; }
   PolicyNeeds needs() const override { return {true, AttentionCapture::None}; }
-  KeepRule keep_rule(const CacheBudget& budget) const override { return counter_causal_keep_rule(budget); }
-  at::Tensor score(const ScoringContext& context) override {
-    const Model& model = context.model;
-    return anticausal_scores(model, context.cache, context.cache.last_layer_input(), model.config().num_layers - 1,
-                             /*with_mlp=*/false, context.budget.min_gap);
+
+ protected:
+  AnticausalPass pass(const ScoringContext& context) const override {
+    return {context.cache.last_layer_input(), context.model.config().num_layers - 1, /*with_mlp=*/false};
   }
 };
 }  // namespace

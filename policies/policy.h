@@ -58,6 +58,15 @@ struct ScoringContext {
   const CacheBudget& budget;
 };
 
+class Policy;
+
+// One sample's share of a scoring call made for several samples: its own policy instance (holding that
+// sample's state) and its context.
+struct SampleScoring {
+  Policy& policy;
+  ScoringContext context;
+};
+
 class Policy {
  public:
   virtual ~Policy() = default;
@@ -74,6 +83,14 @@ class Policy {
   // One score per entry: [B, N] (token level) or [B, L, KV, N] (per KV head); undefined = no scores
   // (the allocator then keeps by position alone, e.g. sliding).
   virtual at::Tensor score(const ScoringContext& context) = 0;
+  // The scores of samples that refresh at the same step, in order; each has its own instance of this
+  // policy (samples[i].policy), this one among them. By default each scores itself; a policy whose score
+  // is a model pass with no per-sample state overrides it to run one pass over every sample's entries.
+  virtual std::vector<at::Tensor> score_together(const std::vector<SampleScoring>& samples) {
+    std::vector<at::Tensor> scores;
+    for (const SampleScoring& sample : samples) scores.push_back(sample.policy.score(sample.context));
+    return scores;
+  }
   // Called after every causal forward (prefill chunk or decode step) with what needs() asked for.
   virtual void observe(const ForwardResult& step, const KvCache& cache) {}
   // The cache kept `keep` ([B, M] token level, [B, L, KV, M] per head, -1 = padding when ragged); compact any state.

@@ -190,6 +190,7 @@ struct BatchTiming {
 BatchTiming time_batch(const Model& model, const ThroughputBenchOptions& o, int64_t B, uint64_t seed) {
   std::vector<std::unique_ptr<Policy>> policies;
   std::vector<std::unique_ptr<SampleGeneration>> generations;
+  std::vector<SampleGeneration*> list;
   for (int64_t b = 0; b < B; ++b) {
     policies.push_back(make_policy(o.policy.policy, {o.policy.seed, false, o.policy.scorer}));
     GenerationSettings settings;
@@ -198,12 +199,10 @@ BatchTiming time_batch(const Model& model, const ThroughputBenchOptions& o, int6
     settings.max_new_tokens = o.new_tokens;
     generations.push_back(std::make_unique<SampleGeneration>(
         model, *policies.back(), random_ids(o.prompt_len, model.config().vocab_size, seed + b), settings));
+    list.push_back(generations.back().get());
   }
-  size_t handed = 0;
   const auto start = std::chrono::steady_clock::now();
-  generate_continuously(
-      model, B, [&] { return handed < generations.size() ? generations[handed++].get() : nullptr; },
-      [](SampleGeneration*) {});
+  generate_continuously(model, B, list);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   BatchTiming timing;
   double prefill = 0.0, tokens = 0.0;

@@ -99,16 +99,15 @@ SampleGeneration::SampleGeneration(const Model& model, Policy& policy, std::vect
 
 SampleGeneration::~SampleGeneration() = default;
 
-// Algorithm 2 (a step), after the forward pass: the policy observes it; then Algorithm 3 if due. Attention
-// always runs over everything cached plus the new tokens, so a step never loses information — only
-// refreshes do.
-void SampleGeneration::observe_and_refresh(const ForwardResult& step, const char* phase, int64_t index,
-                                           int64_t processed, bool due) {
+// Algorithm 2 (a step), after the forward pass: the policy observes it. Attention always runs over
+// everything cached plus the new tokens, so a step never loses information — only refreshes do.
+void SampleGeneration::observe(const ForwardResult& step) {
   policy_.observe(step, cache_);
   result_.peak_cache_size = std::max(result_.peak_cache_size, cache_.size());
   result_.peak_cache_bytes = std::max(result_.peak_cache_bytes, cache_.bytes_per_sequence());
-  if (!due || !policy_.evicts()) return;
-  RefreshRecord record = refresh(model_, cache_, policy_, settings_.budget);
+}
+
+void SampleGeneration::add_refresh(RefreshRecord record, const char* phase, int64_t index, int64_t processed) {
   record.phase = phase;
   record.step = index;
   record.processed = processed;
@@ -129,7 +128,9 @@ void SampleGeneration::prefill() {
                     at::arange(begin, begin + length, at::kLong).unsqueeze(0).to(device), &cache_, {}};
     input.options.attention = policy_.needs().step_attention;
     const ForwardResult step = model_.forward({input}).front();
-    observe_and_refresh(step, "prefill", index, begin + length, cache_.size() > budget.J + budget.frozen);
+    observe(step);
+    if (policy_.evicts() && cache_.size() > budget.J + budget.frozen)
+      add_refresh(refresh(model_, cache_, policy_, budget), "prefill", index, begin + length);
     logits = step.logits;
   }
   // The rollouts fork from the prefilled prompt.
@@ -157,11 +158,23 @@ StepInput SampleGeneration::next_step() {
   return input;
 }
 
-void SampleGeneration::finish_step(const ForwardResult& step) {
-  const int64_t processed = static_cast<int64_t>(result_.prompt.size()) + step_;
+bool SampleGeneration::observe_step(const ForwardResult& step) {
   cache_size_sum_ += static_cast<double>(cache_.size());
   entries_sum_ += cache_.mean_entries_per_head();
-  observe_and_refresh(step, "decode", step_, processed, processed % settings_.budget.h == 0);
+  observe(step);
+  return policy_.evicts() && processed() % settings_.budget.h == 0;
+}
+
+void SampleGeneration::refresh_due(const std::vector<SampleGeneration*>& due) {
+  if (due.empty()) return;
+  std::vector<RefreshJob> jobs;
+  for (SampleGeneration* g : due) jobs.push_back({g->cache_, g->policy_, g->settings_.budget});
+  std::vector<RefreshRecord> records = refresh_together(due.front()->model_, jobs);
+  for (size_t i = 0; i < due.size(); ++i)
+    due[i]->add_refresh(std::move(records[i]), "decode", due[i]->step_, due[i]->processed());
+}
+
+void SampleGeneration::choose_next(const ForwardResult& step) {
   rollouts_->choose(step.logits);  // from the logits computed before the refresh
   if (done()) result_.decode_seconds = seconds_since(decode_start_);
 }
@@ -176,8 +189,7 @@ GenerationResult SampleGeneration::take() {
 GenerationResult generate(const Model& model, Policy& policy, const std::vector<int64_t>& prompt,
                           const GenerationSettings& settings, const StopCheck& stop) {
   SampleGeneration generation(model, policy, prompt, settings, stop);
-  generate_continuously(model, 1, [&, given = false]() mutable { return std::exchange(given, true) ? nullptr : &generation; },
-                        [](SampleGeneration*) {});
+  generate_continuously(model, 1, {&generation});
   return generation.take();
 }
 
@@ -205,11 +217,22 @@ void generate_continuously(const Model& model, int64_t batch, const std::functio
     std::vector<StepInput> inputs;
     for (SampleGeneration* generation : active) inputs.push_back(generation->next_step());
     const std::vector<ForwardResult> steps = model.forward(inputs);
-    for (size_t i = 0; i < active.size(); ++i) active[i]->finish_step(steps[i]);
+    std::vector<SampleGeneration*> due;
+    for (size_t i = 0; i < active.size(); ++i)
+      if (active[i]->observe_step(steps[i])) due.push_back(active[i]);
+    SampleGeneration::refresh_due(due);
+    for (size_t i = 0; i < active.size(); ++i) active[i]->choose_next(steps[i]);
     const auto first_done = std::stable_partition(active.begin(), active.end(), [](auto* g) { return !g->done(); });
     for (auto it = first_done; it != active.end(); ++it) finished(*it);
     active.erase(first_done, active.end());
   }
+}
+
+void generate_continuously(const Model& model, int64_t batch, const std::vector<SampleGeneration*>& generations) {
+  size_t handed = 0;
+  generate_continuously(
+      model, batch, [&] { return handed < generations.size() ? generations[handed++] : nullptr; },
+      [](SampleGeneration*) {});
 }
 
 }  // namespace kvbench

@@ -50,8 +50,8 @@ struct GenerationResult {
 // Throws kvbench::Error on impossible settings (J ≤ 0, h ≤ 0, recent ≥ J, frozen ≥ prompt length, ...).
 void validate(const GenerationSettings& settings, int64_t prompt_length, const Policy& policy);
 
-// Algorithm 1 for one sample: prefill(), then decode steps (next_step → a forward pass → finish_step)
-// until done().
+// Algorithm 1 for one sample: prefill(), then decode steps (next_step → a forward pass → observe_step →
+// refresh_due if due → choose_next) until done().
 class SampleGeneration {
  public:
   // Validates the settings (kvbench::Error) and lets the policy prepare; `policy` must outlive this.
@@ -66,14 +66,20 @@ class SampleGeneration {
   bool done() const;
   // Algorithm 2's input at decode step s: every rollout's previous token at position P+s−1.
   StepInput next_step();
-  // That step's output: the policy observes it, the refresh runs when (P+s) % h == 0, and each rollout's
-  // next token is chosen from the logits computed before the refresh.
-  void finish_step(const ForwardResult& step);
+  // That step's output, taken in three parts so that samples refreshing at the same step are scored
+  // together: the policy observes it (true when a refresh is due: (P+s) % h == 0); the due samples'
+  // refresh (Algorithm 3, one refresh_together call for all of them); each rollout's next token, chosen
+  // from the logits computed before the refresh.
+  bool observe_step(const ForwardResult& step);
+  static void refresh_due(const std::vector<SampleGeneration*>& due);
+  void choose_next(const ForwardResult& step);
   GenerationResult take();
 
  private:
   class Rollouts;
-  void observe_and_refresh(const ForwardResult& step, const char* phase, int64_t index, int64_t processed, bool due);
+  void observe(const ForwardResult& step);
+  void add_refresh(RefreshRecord record, const char* phase, int64_t index, int64_t processed);
+  int64_t processed() const { return static_cast<int64_t>(result_.prompt.size()) + step_; }
 
   const Model& model_;
   Policy& policy_;
@@ -99,5 +105,7 @@ int64_t default_batch(const Model& model);
 // when a slot is free; `finished` receives each generation as it completes (in completion order).
 void generate_continuously(const Model& model, int64_t batch, const std::function<SampleGeneration*()>& next,
                            const std::function<void(SampleGeneration*)>& finished);
+// The same over a list of generations, handed out in order; returns when every one is done.
+void generate_continuously(const Model& model, int64_t batch, const std::vector<SampleGeneration*>& generations);
 
 }  // namespace kvbench

@@ -1,7 +1,9 @@
 #include "engine/refresh.h"
 
 #include <chrono>
+#include <map>
 
+#include "common/error.h"
 #include "engine/allocator.h"
 #include "engine/budget.h"
 
@@ -14,35 +16,69 @@ at::Tensor snapshot(const at::Tensor& t, at::ScalarType dtype) { return t.to(at:
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
+
+RefreshRecord record_before(const RefreshJob& job) {
+  RefreshRecord record;
+  record.size_before = job.cache.size();
+  record.positions_before = snapshot(job.cache.all_positions(), at::kLong);
+  const KeepRule rule = job.policy.keep_rule(job.budget);
+  std::tie(record.candidates_begin, record.candidates_end) = candidate_range(job.cache.size(), job.budget.frozen, rule);
+  return record;
+}
+
+// Every job's scores; the jobs whose policies share a name share one score_together call.
+std::vector<at::Tensor> score_jobs(const Model& model, const std::vector<RefreshJob>& jobs,
+                                   std::vector<RefreshRecord>& records) {
+  std::map<std::string, std::vector<size_t>> by_policy;
+  for (size_t i = 0; i < jobs.size(); ++i) by_policy[jobs[i].policy.name()].push_back(i);
+  std::vector<at::Tensor> scores(jobs.size());
+  for (const auto& [name, members] : by_policy) {
+    std::vector<SampleScoring> samples;
+    for (size_t i : members) samples.push_back({jobs[i].policy, {model, jobs[i].cache, jobs[i].budget}});
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<at::Tensor> together = jobs[members.front()].policy.score_together(samples);
+    if (together.size() != members.size())
+      fail("policy {} returned {} scores for {} samples", name, together.size(), members.size());
+    for (size_t k = 0; k < members.size(); ++k) {
+      scores[members[k]] = together[k];
+      if (together[k].defined()) records[members[k]].scores = snapshot(together[k], at::kFloat);
+    }
+    const double share = ms_since(start) / static_cast<double>(members.size());
+    for (size_t i : members) records[i].scoring_ms = share;
+  }
+  return scores;
+}
+
+void compact(const RefreshJob& job, const at::Tensor& scores, RefreshRecord& record) {
+  const auto start = std::chrono::steady_clock::now();
+  const KeepRule rule = job.policy.keep_rule(job.budget);
+  const bool ragged = job.budget.allocator != CacheBudget::Allocator::Uniform;
+  const at::Tensor keep = ragged ? allocate_ragged(scores, job.cache, job.budget, rule)
+                                 : select_keep(scores, job.cache.size(), job.budget.J, job.budget.frozen, rule);
+  if (ragged)
+    job.cache.compact_ragged(keep);
+  else if (rule.granularity == Granularity::PerKvHead)
+    job.cache.compact_per_head(keep);
+  else
+    job.cache.compact(keep);
+  job.policy.on_compact(keep);
+  record.kept_positions = snapshot(job.cache.all_positions(), at::kLong);
+  record.compaction_ms = ms_since(start);
+  record.size_after = job.cache.size();
+}
+
 }  // namespace
 
+std::vector<RefreshRecord> refresh_together(const Model& model, const std::vector<RefreshJob>& jobs) {
+  std::vector<RefreshRecord> records;
+  for (const RefreshJob& job : jobs) records.push_back(record_before(job));
+  const std::vector<at::Tensor> scores = score_jobs(model, jobs, records);
+  for (size_t i = 0; i < jobs.size(); ++i) compact(jobs[i], scores[i], records[i]);
+  return records;
+}
+
 RefreshRecord refresh(const Model& model, KvCache& cache, Policy& policy, const CacheBudget& budget) {
-  RefreshRecord record;
-  record.size_before = cache.size();
-  record.positions_before = snapshot(cache.all_positions(), at::kLong);
-  const KeepRule rule = policy.keep_rule(budget);
-  std::tie(record.candidates_begin, record.candidates_end) = candidate_range(cache.size(), budget.frozen, rule);
-
-  auto start = std::chrono::steady_clock::now();
-  const at::Tensor scores = policy.score({model, cache, budget});
-  if (scores.defined()) record.scores = snapshot(scores, at::kFloat);
-  record.scoring_ms = ms_since(start);
-
-  start = std::chrono::steady_clock::now();
-  const bool ragged = budget.allocator != CacheBudget::Allocator::Uniform;
-  const at::Tensor keep = ragged ? allocate_ragged(scores, cache, budget, rule)
-                                 : select_keep(scores, cache.size(), budget.J, budget.frozen, rule);
-  if (ragged)
-    cache.compact_ragged(keep);
-  else if (rule.granularity == Granularity::PerKvHead)
-    cache.compact_per_head(keep);
-  else
-    cache.compact(keep);
-  policy.on_compact(keep);
-  record.kept_positions = snapshot(cache.all_positions(), at::kLong);
-  record.compaction_ms = ms_since(start);
-  record.size_after = cache.size();
-  return record;
+  return std::move(refresh_together(model, {{cache, policy, budget}}).front());
 }
 
 }  // namespace kvbench

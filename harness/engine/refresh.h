@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <string>
+#include <vector>
 
 #include "policies/policy.h"
 
@@ -18,8 +19,21 @@ struct RefreshRecord {
   at::Tensor scores;              // [B, N] or [B, L, KV, N] float32 (CPU); undefined if the policy has none
   at::Tensor kept_positions;      // [B, M] or [B, L, KV, M] original positions kept (CPU), -1 = padding
   int64_t candidates_begin = 0, candidates_end = 0;  // slots that competed: [begin, end)
+  // Scoring shared by several samples (refresh_together) records that call's time divided among them.
   double scoring_ms = 0.0, compaction_ms = 0.0;
 };
+
+// One sample's refresh: its cache, its own policy instance and its budget.
+struct RefreshJob {
+  KvCache& cache;
+  Policy& policy;
+  const CacheBudget& budget;
+};
+
+// Algorithm 3 for samples that refresh at the same step (batched decoding): the samples whose policies
+// share a name are scored by one Policy::score_together call, then each cache is compacted to its own keep
+// set. Each record is the one refresh() gives that sample alone. Records in the order of `jobs`.
+std::vector<RefreshRecord> refresh_together(const Model& model, const std::vector<RefreshJob>& jobs);
 
 RefreshRecord refresh(const Model& model, KvCache& cache, Policy& policy, const CacheBudget& budget);
 

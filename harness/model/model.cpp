@@ -60,6 +60,112 @@ at::Tensor inverse_frequencies(const ModelConfig& c) {
   return at::tensor(inv, at::kFloat);
 }
 
+at::Tensor pack(const std::vector<at::Tensor>& parts) { return parts.size() == 1 ? parts.front() : at::cat(parts); }
+
+// forward(groups) packs every group's new tokens as rows of one matrix [M, ...]: group g owns rows
+// [offset[g], offset[g + 1]). Each group's RoPE table is computed over its own positions (the same values
+// as when it runs alone). Constructing it starts every group's cache append.
+struct PackedGroups {
+  PackedGroups(const Model& model, const std::vector<StepInput>& groups);
+  int64_t count(size_t g) const { return offset[g + 1] - offset[g]; }
+  at::Tensor flat(const at::Tensor& packed, size_t g) const;  // group g's rows [count, ...]
+  at::Tensor rows(const at::Tensor& packed, size_t g) const;  // the same as [B, T, ...]
+
+  const std::vector<StepInput>& groups;
+  std::vector<int64_t> offset{0};
+  at::Tensor embedded;               // [M, hidden]
+  at::Tensor previous_ids;           // [M], the token before each row (key_smear models only)
+  Rotary rotary;                     // [M, 1, D] tables
+  std::vector<at::Tensor> allowed;   // causal masks of groups with several new tokens
+  std::vector<bool> decoding;        // one new token per sequence: the decode attention kernel serves it
+};
+
+PackedGroups::PackedGroups(const Model& model, const std::vector<StepInput>& groups_in) : groups(groups_in) {
+  std::vector<at::Tensor> rows, previous, cos, sin;
+  for (const StepInput& g : groups) {
+    const int64_t T = g.ids.size(1);
+    rows.push_back(model.embed(g.ids).flatten(0, 1));
+    if (model.config().key_smear) previous.push_back(previous_token_ids(g.cache->last_token_ids(), g.ids).flatten());
+    offset.push_back(offset.back() + g.ids.numel());
+    allowed.push_back(T > 1 ? causal_mask(T, g.cache->size(), g.ids.device()) : at::Tensor());
+    const Rotary r = model.rotary(g.positions);
+    cos.push_back(r.cos.flatten(0, 1).unsqueeze(1));  // [rows, 1, D] against [rows, heads, D]
+    sin.push_back(r.sin.flatten(0, 1).unsqueeze(1));
+    g.cache->begin_append(T);
+  }
+  embedded = pack(rows);
+  if (!previous.empty()) previous_ids = pack(previous);
+  rotary = {pack(cos), pack(sin)};
+  for (const StepInput& g : groups) decoding.push_back(g.ids.size(1) == 1 && decode_attention_supported(embedded));
+}
+
+at::Tensor PackedGroups::flat(const at::Tensor& packed, size_t g) const {
+  return packed.narrow(0, offset[g], count(g));
+}
+
+at::Tensor PackedGroups::rows(const at::Tensor& packed, size_t g) const {
+  return flat(packed, g).unflatten(0, {groups[g].ids.size(0), groups[g].ids.size(1)});
+}
+
+// One layer's attention for forward(groups): each group appends its new keys/values (k, v: [M, KV, D], rows
+// packed) to its own cache and attends over it — decode groups in one call of the decode kernel, the others
+// by Model::attend with their causal mask. Returns the attended rows packed as q's [M, H * D]; the captured
+// probabilities go to `results`.
+at::Tensor attend_groups(const Model& model, const PackedGroups& packed, int64_t layer, const at::Tensor& q,
+                         const at::Tensor& k, const at::Tensor& v, std::vector<ForwardResult>& results) {
+  const std::vector<StepInput>& groups = packed.groups;
+  const int64_t heads = model.config().num_heads;
+  const bool last = layer == model.config().num_layers - 1;
+  std::vector<at::Tensor> attended(groups.size()), decode_queries;
+  std::vector<DecodeAttentionGroup> decode_groups;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const auto [keys, values] =
+        groups[g].cache->append_layer(layer, packed.rows(k, g).transpose(1, 2), packed.rows(v, g).transpose(1, 2));
+    // A ragged cache's padding slots (a layer padded to its fullest head) are never attended.
+    const at::Tensor held = groups[g].cache->attention_mask(layer);  // [B, KV, N] or undefined
+    const AttentionCapture capture = groups[g].options.attention;
+    const bool keep = capture == AttentionCapture::AllLayers || (capture == AttentionCapture::LastLayer && last);
+    at::Tensor probs;
+    if (packed.decoding[g]) {
+      if (keep) probs = at::empty({keys.size(0), heads, 1, keys.size(2)}, keys.options().dtype(at::kFloat));
+      decode_groups.push_back({keys, values, probs, held});
+      decode_queries.push_back(packed.flat(q, g));
+    } else {
+      const at::Tensor mask = layer_mask(packed.allowed[g], held, keys.size(2));
+      attended[g] = model.attend(packed.rows(q, g).transpose(1, 2), keys, values, mask, keep ? &probs : nullptr)
+                        .flatten(0, 1);
+    }
+    if (keep) results[g].attention.push_back(probs);
+  }
+  // Decode groups (one new token per sequence) share one call of the decode attention kernel.
+  if (!decode_groups.empty()) {
+    const at::Tensor out = decode_attention(pack(decode_queries), decode_groups);
+    for (size_t g = 0, row = 0; g < groups.size(); ++g)
+      if (packed.decoding[g]) {
+        attended[g] = out.narrow(0, row, packed.count(g));
+        row += packed.count(g);
+      }
+  }
+  return pack(attended);
+}
+
+// The LM head runs once over the rows whose logits are wanted: every row, or each sequence's last.
+void group_logits(const Model& model, const PackedGroups& packed, const at::Tensor& x,
+                  std::vector<ForwardResult>& results) {
+  std::vector<at::Tensor> wanted;
+  for (size_t g = 0; g < packed.groups.size(); ++g) {
+    const at::Tensor group_rows = packed.rows(x, g);
+    const int64_t T = group_rows.size(1);
+    wanted.push_back((packed.groups[g].options.all_logits ? group_rows : group_rows.narrow(1, T - 1, 1)).flatten(0, 1));
+  }
+  const at::Tensor all = model.logits(pack(wanted));
+  for (size_t g = 0, begin = 0; g < packed.groups.size(); ++g) {
+    const int64_t B = packed.groups[g].ids.size(0), count = wanted[g].size(0);
+    results[g].logits = all.narrow(0, begin, count).view({B, count / B, all.size(-1)});
+    begin += count;
+  }
+}
+
 }  // namespace
 
 Model Model::load(const std::filesystem::path& dir, at::Device device, at::ScalarType dtype) {
@@ -103,24 +209,23 @@ at::Tensor Model::rope(const at::Tensor& x, const at::Tensor& positions) const {
   return rotate(x, {r.cos.unsqueeze(1), r.sin.unsqueeze(1)});
 }
 
-at::Tensor Model::query(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const {
+at::Tensor Model::query_heads(int64_t layer, const at::Tensor& normed) const {
   const LayerWeights& w = weights_.layers[layer];
-  at::Tensor q = linear(normed, w.q_proj, w.q_bias).unflatten(-1, {config_.num_heads, config_.head_dim});
-  if (config_.qk_norm) q = rms_norm(q, w.q_norm);
-  return rope(q.transpose(1, 2), positions);
+  const at::Tensor q = linear(normed, w.q_proj, w.q_bias).unflatten(-1, {config_.num_heads, config_.head_dim});
+  return config_.qk_norm ? rms_norm(q, w.q_norm) : q;
+}
+
+at::Tensor Model::query(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const {
+  return rope(query_heads(layer, normed).transpose(1, 2), positions);
 }
 
 QueryKeyValue Model::project_heads(int64_t layer, const at::Tensor& normed) const {
   const LayerWeights& w = weights_.layers[layer];
-  auto heads = [&](const at::Tensor& weight, const at::Tensor& bias, int64_t count) {
-    return linear(normed, weight, bias).unflatten(-1, {count, config_.head_dim});
+  auto kv_heads = [&](const at::Tensor& weight, const at::Tensor& bias) {
+    return linear(normed, weight, bias).unflatten(-1, {config_.num_kv_heads, config_.head_dim});
   };
-  QueryKeyValue p{heads(w.q_proj, w.q_bias, config_.num_heads), heads(w.k_proj, w.k_bias, config_.num_kv_heads),
-                  heads(w.v_proj, w.v_bias, config_.num_kv_heads)};
-  if (config_.qk_norm) {
-    p.q = rms_norm(p.q, w.q_norm);
-    p.k = rms_norm(p.k, w.k_norm);
-  }
+  QueryKeyValue p{query_heads(layer, normed), kv_heads(w.k_proj, w.k_bias), kv_heads(w.v_proj, w.v_bias)};
+  if (config_.qk_norm) p.k = rms_norm(p.k, w.k_norm);
   return p;
 }
 
@@ -192,81 +297,20 @@ ForwardResult Model::forward(const at::Tensor& ids, const at::Tensor& positions,
 }
 
 std::vector<ForwardResult> Model::forward(const std::vector<StepInput>& groups) const {
-  // Every group's new tokens are rows of one matrix x [M, hidden]; group g owns rows [offset[g], offset[g+1]).
-  // Each group's RoPE table is computed over its own positions (the same values as when it runs alone).
-  std::vector<int64_t> offset{0};
-  std::vector<at::Tensor> embedded, previous_ids, allowed, cos, sin;
-  for (const StepInput& g : groups) {
-    const int64_t T = g.ids.size(1);
-    embedded.push_back(embed(g.ids).flatten(0, 1));
-    if (config_.key_smear) previous_ids.push_back(previous_token_ids(g.cache->last_token_ids(), g.ids).flatten());
-    offset.push_back(offset.back() + g.ids.numel());
-    allowed.push_back(T > 1 ? causal_mask(T, g.cache->size(), g.ids.device()) : at::Tensor());
-    const Rotary r = rotary(g.positions);
-    cos.push_back(r.cos.flatten(0, 1).unsqueeze(1));  // [rows, 1, D] against [rows, heads, D]
-    sin.push_back(r.sin.flatten(0, 1).unsqueeze(1));
-    g.cache->begin_append(T);
-  }
-  auto pack = [](const std::vector<at::Tensor>& parts) { return parts.size() == 1 ? parts.front() : at::cat(parts); };
-  auto rows = [&](const at::Tensor& packed, size_t g) {
-    return packed.narrow(0, offset[g], offset[g + 1] - offset[g]).unflatten(0, {groups[g].ids.size(0), groups[g].ids.size(1)});
-  };
-  const Rotary rotary_rows{pack(cos), pack(sin)};
-  // Decode groups (one new token per sequence) share one call of the decode attention kernel.
-  std::vector<bool> decoding;
-  for (const StepInput& g : groups) decoding.push_back(g.ids.size(1) == 1 && decode_attention_supported(embedded.front()));
+  const PackedGroups packed(*this, groups);
   std::vector<ForwardResult> results(groups.size());
-  at::Tensor x = pack(embedded), last_layer_input;
+  at::Tensor x = packed.embedded, last_layer_input;  // every group's new tokens, rows of one matrix [M, hidden]
   for (int64_t l = 0; l < config_.num_layers; ++l) {
-    const bool last = l == config_.num_layers - 1;
-    if (last) last_layer_input = x;
+    if (l == config_.num_layers - 1) last_layer_input = x;
     QueryKeyValue heads = project_heads(l, rms_norm(x, weights_.layers[l].input_norm));
-    if (l == 0 && config_.key_smear) heads.k = smear_keys(heads.k, pack(previous_ids));
-    const at::Tensor q = rotate(heads.q, rotary_rows), k = rotate(heads.k, rotary_rows);  // [M, heads, D]
-    std::vector<at::Tensor> attended(groups.size()), decode_queries;
-    std::vector<DecodeAttentionGroup> decode_groups;
-    for (size_t g = 0; g < groups.size(); ++g) {
-      const auto [keys, values] = groups[g].cache->append_layer(l, rows(k, g).transpose(1, 2), rows(heads.v, g).transpose(1, 2));
-      // A ragged cache's padding slots (a layer padded to its fullest head) are never attended.
-      const at::Tensor held = groups[g].cache->attention_mask(l);  // [B, KV, N] or undefined
-      const AttentionCapture capture = groups[g].options.attention;
-      const bool keep = capture == AttentionCapture::AllLayers || (capture == AttentionCapture::LastLayer && last);
-      at::Tensor probs;
-      if (decoding[g]) {
-        if (keep) probs = at::empty({keys.size(0), config_.num_heads, 1, keys.size(2)}, keys.options().dtype(at::kFloat));
-        decode_groups.push_back({keys, values, probs, held});
-        decode_queries.push_back(q.narrow(0, offset[g], offset[g + 1] - offset[g]));
-      } else {
-        attended[g] = attend(rows(q, g).transpose(1, 2), keys, values, layer_mask(allowed[g], held, keys.size(2)),
-                             keep ? &probs : nullptr).flatten(0, 1);
-      }
-      if (keep) results[g].attention.push_back(probs);
-    }
-    if (!decode_groups.empty()) {
-      const at::Tensor out = decode_attention(pack(decode_queries), decode_groups);
-      for (size_t g = 0, row = 0; g < groups.size(); ++g)
-        if (decoding[g]) {
-          attended[g] = out.narrow(0, row, offset[g + 1] - offset[g]);
-          row += offset[g + 1] - offset[g];
-        }
-    }
-    x = attention_residual(l, x, pack(attended));
+    if (l == 0 && config_.key_smear) heads.k = smear_keys(heads.k, packed.previous_ids);
+    const at::Tensor q = rotate(heads.q, packed.rotary), k = rotate(heads.k, packed.rotary);  // [M, heads, D]
+    x = attention_residual(l, x, attend_groups(*this, packed, l, q, k, heads.v, results));
     x = mlp_residual(l, x);
   }
-  // The LM head runs once over the rows whose logits are wanted: every row, or each sequence's last.
-  std::vector<at::Tensor> wanted;
-  for (size_t g = 0; g < groups.size(); ++g) {
-    groups[g].cache->end_append(groups[g].ids, groups[g].positions, rows(last_layer_input, g));
-    const at::Tensor group_rows = rows(x, g);
-    const int64_t T = group_rows.size(1);
-    wanted.push_back((groups[g].options.all_logits ? group_rows : group_rows.narrow(1, T - 1, 1)).flatten(0, 1));
-  }
-  const at::Tensor all = logits(pack(wanted));
-  for (size_t g = 0, begin = 0; g < groups.size(); ++g) {
-    const int64_t B = groups[g].ids.size(0), count = wanted[g].size(0);
-    results[g].logits = all.narrow(0, begin, count).view({B, count / B, all.size(-1)});
-    begin += count;
-  }
+  for (size_t g = 0; g < groups.size(); ++g)
+    groups[g].cache->end_append(groups[g].ids, groups[g].positions, packed.rows(last_layer_input, g));
+  group_logits(*this, packed, x, results);
   return results;
 }
 

@@ -101,6 +101,10 @@ class Model {
                         const at::Tensor& previous_ids) const;
   // The projections of normed [..., hidden] to [..., heads, D] (Qwen3's q/k-norm applied), before RoPE.
   QueryKeyValue project_heads(int64_t layer, const at::Tensor& normed) const;
+  // The query heads alone [..., H, D] (q-norm applied), before RoPE: project_heads' q. Public because the
+  // counter-causal pass of several samples projects all their rows at once, then rotates each sample's own.
+  at::Tensor query_heads(int64_t layer, const at::Tensor& normed) const;
+  // query_heads rotated: normed [B, T, hidden] → [B, H, T, D] at positions [B, T].
   at::Tensor query(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const;
   // Key smear (config key_smear, kvbench's demo model): layer 0's pre-RoPE key of a token at t becomes
   // (1 − a)·k_t + a·k_{t−1}, a = sigmoid(k_smear) per KV head. k is [..., KV, D] (from project_heads),

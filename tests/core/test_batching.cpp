@@ -54,19 +54,19 @@ void check_same(const GenerationResult& alone, const GenerationResult& batched) 
 std::vector<GenerationResult> run_batched(const Model& model, const std::vector<Trial>& trials, int64_t batch) {
   std::vector<std::unique_ptr<Policy>> policies;
   std::vector<std::unique_ptr<SampleGeneration>> generations;
+  std::vector<SampleGeneration*> list;
   for (size_t i = 0; i < trials.size(); ++i) {
     policies.push_back(make_policy(trials[i].policy, {i}));
     generations.push_back(
         std::make_unique<SampleGeneration>(model, *policies.back(), trials[i].prompt, trials[i].settings));
+    list.push_back(generations.back().get());
   }
-  size_t handed = 0;
-  int64_t finished = 0;
-  generate_continuously(
-      model, batch, [&] { return handed < generations.size() ? generations[handed++].get() : nullptr; },
-      [&](SampleGeneration*) { ++finished; });
-  CHECK(finished == static_cast<int64_t>(trials.size()));
+  generate_continuously(model, batch, list);
   std::vector<GenerationResult> results;
-  for (auto& g : generations) results.push_back(g->take());
+  for (auto& g : generations) {
+    CHECK(g->done());
+    results.push_back(g->take());
+  }
   return results;
 }
 
