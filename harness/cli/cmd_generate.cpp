@@ -110,6 +110,7 @@ void run_generate(const GenerateOptions& o) {
 
   GenerationSettings settings;
   settings.budget = o.policy.budget(*policy, prompt.system_tokens);
+  settings.phrase = o.policy.phrase();
   settings.sampling = {o.temperature, o.top_p, o.top_k, o.seed};
   settings.max_new_tokens = o.max_new;
   settings.rollouts = o.rollouts;
@@ -138,6 +139,8 @@ void run_generate(const GenerateOptions& o) {
                 {"h", settings.budget.h},
                 {"recent", settings.budget.recent},
                 {"frozen", settings.budget.frozen},
+                {"smooth", settings.phrase.smooth},
+                {"keep_span", settings.phrase.keep_span},
                 {"mean_cache_size", result.mean_cache_size},
                 {"peak_cache_size", result.peak_cache_size},
                 {"prefill_seconds", result.prefill_seconds},

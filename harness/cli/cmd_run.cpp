@@ -41,6 +41,7 @@ JobConfig job_of(const RunCliOptions& o) {
   job.prompt_mode = o.prompt_mode;
   job.policy = o.policy.policy;
   job.budget = o.policy.spec();
+  job.phrase = o.policy.phrase();
   job.policy_seed = o.policy.seed;
   job.scorer = o.policy.scorer;
   job.max_new = o.max_new;

@@ -71,6 +71,7 @@ void validate(const GenerationSettings& s, int64_t prompt_length, const Policy& 
   if (s.rollouts <= 0) fail("rollouts must be positive (got {})", s.rollouts);
   if (b.h <= 0) fail("h (refresh interval / chunk size) must be positive (got {})", b.h);
   if (!policy.evicts()) return;
+  validate(s.phrase);
   if (b.J <= 0) fail("J (cache budget) must be positive (got {})", b.J);
   if (b.recent < 0 || b.frozen < 0 || b.min_gap < 0) fail("recent, frozen and min-gap must not be negative");
   if (b.recent >= b.J) fail("recent window ({}) must be smaller than J ({})", b.recent, b.J);
@@ -104,7 +105,7 @@ void SampleGeneration::observe_and_refresh(const ForwardResult& step, const char
   policy_.observe(step, cache_);
   result_.peak_cache_size = std::max(result_.peak_cache_size, cache_.size());
   if (!due || !policy_.evicts()) return;
-  RefreshRecord record = refresh(model_, cache_, policy_, settings_.budget);
+  RefreshRecord record = refresh(model_, cache_, policy_, settings_.budget, settings_.phrase);
   record.phase = phase;
   record.step = index;
   record.processed = processed;

@@ -23,6 +23,7 @@ namespace kvbench {
 
 struct GenerationSettings {
   CacheBudget budget;
+  PhraseRules phrase;                // --smooth / --keep-span (engine/score_transforms.h)
   SamplingParams sampling;
   int64_t max_new_tokens = 256;
   int64_t rollouts = 1;              // sequences decoded together from one prefilled prompt

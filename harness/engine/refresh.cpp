@@ -15,7 +15,8 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 }
 }  // namespace
 
-RefreshRecord refresh(const Model& model, KvCache& cache, Policy& policy, const CacheBudget& budget) {
+RefreshRecord refresh(const Model& model, KvCache& cache, Policy& policy, const CacheBudget& budget,
+                      const PhraseRules& phrase) {
   RefreshRecord record;
   record.size_before = cache.size();
   record.positions_before = snapshot(cache.all_positions(), at::kLong);
@@ -28,7 +29,8 @@ RefreshRecord refresh(const Model& model, KvCache& cache, Policy& policy, const 
   record.scoring_ms = ms_since(start);
 
   start = std::chrono::steady_clock::now();
-  const at::Tensor keep = select_keep(scores, cache.size(), budget.J, budget.frozen, rule);
+  const at::Tensor ranked = ranking_scores(scores, record.candidates_begin, record.candidates_end, phrase, rule.keep_lowest);
+  const at::Tensor keep = select_keep(ranked, cache.size(), budget.J, budget.frozen, rule);
   if (rule.granularity == Granularity::PerKvHead)
     cache.compact_per_head(keep);
   else

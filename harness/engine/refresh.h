@@ -1,9 +1,11 @@
 // Algorithm 3 (the refresh): score every cached entry, keep J of them (plus frozen and recent), compact.
+// Phrase rules (engine/score_transforms.h) reshape the scores the allocator ranks; the record keeps the raw ones.
 #pragma once
 #include <ATen/ATen.h>
 
 #include <string>
 
+#include "engine/score_transforms.h"
 #include "policies/policy.h"
 
 namespace kvbench {
@@ -20,6 +22,7 @@ struct RefreshRecord {
   double scoring_ms = 0.0, compaction_ms = 0.0;
 };
 
-RefreshRecord refresh(const Model& model, KvCache& cache, Policy& policy, const CacheBudget& budget);
+RefreshRecord refresh(const Model& model, KvCache& cache, Policy& policy, const CacheBudget& budget,
+                      const PhraseRules& phrase = {});
 
 }  // namespace kvbench

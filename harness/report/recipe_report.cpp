@@ -18,7 +18,7 @@ std::vector<const JobResults*> results_of_jobs(const Recipe& recipe, const std::
     for (size_t i = 0; i < recipe.jobs.size(); ++i) {
       const JobConfig& job = recipe.jobs[i].entry.job;
       if (file.file.stem().string() != recipe.jobs[i].entry.label) continue;
-      if (file.task != job.task || file.policy != job.policy || file.J != job.budget.J || file.h != job.budget.h)
+      if (file.task != job.task || file.base_policy != job.policy || file.J != job.budget.J || file.h != job.budget.h)
         fail("{}: its config (task {}, policy {}, J {}, h {}) is not the job its name says ({})", file.file.string(),
              file.task, file.policy, file.J, file.h, recipe.jobs[i].entry.label);
       found[i] = &file;

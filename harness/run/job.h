@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/score_transforms.h"
 #include "policies/policy.h"
 
 namespace kvbench {
@@ -34,6 +35,7 @@ struct JobConfig {
   std::string prompt_mode = "raw"; // raw or chat
   std::string policy = "full";
   BudgetSpec budget;
+  PhraseRules phrase;              // smooth / keep_span: how scores are ranked (engine/score_transforms.h)
   uint64_t policy_seed = 0;
   std::string scorer;              // kvpop: learned scorer file (`kvbench train-scorer`); empty = untrained fallback;
                                    // other policies drop it (resolve_job)
@@ -57,7 +59,8 @@ JobConfig job_from_json(const json& value, const std::string& where);
 json current_form(const json& recorded);
 
 // A file-name-safe label, e.g. "stories260K__rare-fact__tova__J32__h8__s0__r1"; each of `extra_fields`
-// (job field names, e.g. a sweep's other grid axes) adds "__field=value".
+// (job field names, e.g. a sweep's other grid axes) adds "__field=value", and so do smooth and keep_span
+// when not 1 (labels of jobs without phrase rules stay as they were).
 std::string job_label(const JobConfig& job, const std::vector<std::string>& extra_fields = {});
 
 }  // namespace kvbench

@@ -47,10 +47,13 @@ std::vector<tasks::Sample> select_samples(std::vector<tasks::Sample> all, const 
 
 namespace {
 
-// Kept positions of rollout b, flattened: [M] token level or [L, KV, M] per head.
+// Row `rollout` of a refresh record's [B, ...] tensor. Prefill refreshes happen before the rollouts fork
+// (batch 1); they are every rollout's history.
+at::Tensor rollout_of(const at::Tensor& t, int64_t rollout) { return t[std::min(rollout, t.size(0) - 1)].contiguous(); }
+
+// Kept positions of rollout b, flattened: [M] token level or [L, KV, M] per head; token-level scores [n].
 RefreshTrace trace_of(const RefreshRecord& record, int64_t rollout) {
-  // Prefill refreshes happen before the rollouts fork (batch 1); they are every rollout's history.
-  const at::Tensor kept = record.kept_positions[std::min(rollout, record.kept_positions.size(0) - 1)].contiguous();
+  const at::Tensor kept = rollout_of(record.kept_positions, rollout);
   RefreshTrace t;
   t.row = rollout;
   t.phase = record.phase;
@@ -63,6 +66,12 @@ RefreshTrace trace_of(const RefreshRecord& record, int64_t rollout) {
     t.kv_heads = kept.size(1);
   }
   t.kept_positions.assign(kept.data_ptr<int64_t>(), kept.data_ptr<int64_t>() + kept.numel());
+  if (record.scores.defined() && record.scores.dim() == 2) {  // per-head scores (L × KV × n) are not stored
+    const at::Tensor scores = rollout_of(record.scores, rollout);
+    t.scores.assign(scores.data_ptr<float>(), scores.data_ptr<float>() + scores.numel());
+  }
+  t.candidates_begin = record.candidates_begin;
+  t.candidates_end = record.candidates_end;
   t.scoring_ms = record.scoring_ms;
   t.compaction_ms = record.compaction_ms;
   return t;
@@ -104,6 +113,7 @@ std::unique_ptr<SampleInFlight> start_sample(const JobConfig& job, const tasks::
   const EncodedPrompt& prompt = in_flight->prompt;
   GenerationSettings settings;
   settings.budget = resolve_budget(job.budget, *in_flight->policy, prompt.system_tokens);
+  settings.phrase = job.phrase;
   settings.sampling = {job.temperature, job.top_p, 0, job.seed};
   settings.max_new_tokens = job.max_new;
   settings.rollouts = job.rollouts;
@@ -209,6 +219,9 @@ void check_bounds(const JobConfig& job) {
   check_range("recent", job.budget.recent, -1, kMaxTokens);
   check_range("min_gap", job.budget.min_gap, 0, kMaxTokens);
   check_range("sinks", job.budget.sinks, 0, kMaxTokens);
+  validate(job.phrase);
+  check_range("smooth", job.phrase.smooth, 1, kMaxTokens);
+  check_range("keep_span", job.phrase.keep_span, 1, kMaxTokens);
   check_range("max_new", job.max_new, 1, kMaxTokens);
   check_range("rollouts", job.rollouts, 1, kMaxRollouts);
   if (!std::isfinite(job.temperature) || job.temperature > 100)

@@ -16,7 +16,7 @@ import numpy as np
 ROOT_STRINGS = ["kvbench_version", "git_commit", "config", "torch_version", "device", "dtype", "host",
                 "start_time", "end_time"]
 CONFIG_FIELDS = ["model", "task", "data", "prompt_mode", "policy", "J", "h", "recent", "frozen", "min_gap", "sinks",
-                 "mode", "policy_seed", "scorer", "max_new", "temperature", "top_p", "rollouts", "seed", "limit", "samples",
+                 "mode", "policy_seed", "scorer", "smooth", "keep_span", "max_new", "temperature", "top_p", "rollouts", "seed", "limit", "samples",
                  "device", "dtype"]
 SUMMARY = {"samples": "i", "rows": "i", "score": "f", "score_ci_low": "f", "score_ci_high": "f",
            "pred_none_rate": "f", "mean_generated_length": "f"}
@@ -25,7 +25,8 @@ ROWS = {"sample_id": "str", "rollout": "i", "seed": "i", "prompt_length": "i", "
         "gold": "str", "score": "f", "wall_seconds": "f", "refresh_count": "i", "mean_cache_size": "f", "key_retention": "f",
         "peak_cache_size": "i"}
 REFRESHES = {"row": "i", "phase": "str", "step": "i", "processed": "i", "size_before": "i", "size_after": "i",
-             "layers": "i", "kv_heads": "i", "kept_positions": "vlen", "scoring_ms": "f", "compaction_ms": "f"}
+             "layers": "i", "kv_heads": "i", "kept_positions": "vlen", "scoring_ms": "f", "compaction_ms": "f",
+             "scores": "vlen-float32", "candidates_begin": "i", "candidates_end": "i"}
 
 
 def text(value):
@@ -37,6 +38,8 @@ def check_kind(dataset, kind, where):
         assert h5py.check_string_dtype(dataset.dtype) is not None, f"{where}: not a string dataset"
     elif kind == "vlen":
         assert h5py.check_vlen_dtype(dataset.dtype) == np.dtype("int64"), f"{where}: not vlen int64"
+    elif kind == "vlen-float32":
+        assert h5py.check_vlen_dtype(dataset.dtype) == np.dtype("float32"), f"{where}: not vlen float32"
     else:
         assert dataset.dtype.kind == kind, f"{where}: dtype {dataset.dtype}, expected kind {kind}"
 
@@ -112,6 +115,10 @@ def main(path, expected_rollouts, granularity):
             assert np.all(np.diff(seq) > 0) and seq.min() >= 0 and seq.max() < refreshes["processed"][k]
         assert refreshes["phase"][k] in ("prefill", "decode")
         assert refreshes["scoring_ms"][k] >= 0 and refreshes["compaction_ms"][k] >= 0
+        # Raw scores of the n scored entries (token-level policies only); candidates inside [0, n].
+        scores = refreshes["scores"][k]
+        assert len(scores) == (refreshes["size_before"][k] if granularity == "token" else 0), len(scores)
+        assert 0 <= refreshes["candidates_begin"][k] <= refreshes["candidates_end"][k] <= refreshes["size_before"][k]
     print(f"{path}: schema ok ({n} rows, {len(refreshes['row'])} refresh traces)")
 
 
