@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "common/error.h"
 #include "io/hdf5.h"
+#include "report/fidelity.h"
 #include "report/overlap.h"
 #include "report/recipe_report.h"
 #include "report/tables.h"
@@ -34,6 +35,7 @@ std::vector<Table> build_tables(const std::string& name, const std::vector<JobRe
   if (name == "paired") return {paired_table(jobs)};
   if (name == "overlap") return overlap_tables(jobs);
   if (name == "overlap-refreshes") return overlap_refresh_tables(jobs);
+  if (name == "fidelity") return fidelity_tables(jobs);
   fail("unknown table \"{}\"", name);
 }
 
@@ -115,6 +117,8 @@ void add_report_command(CLI::App& app) {
       "                 the kept positions per refresh, matched by sample, rollout and refresh index, averaged\n"
       "                 (all, prefill, decode refreshes), its minimum, and refreshes without a partner\n"
       "  overlap-refreshes  the same, one row per matched refresh\n"
+      "  fidelity       files run with --shadow full: mean KL(full || policy) per chosen token and top-1\n"
+      "                 agreement with the full cache, rows policies, columns J (one table per model × task)\n"
       "Seeds are pooled: a CI resamples (seed, sample) units, each the mean over its rollouts.\n"
       "Examples:\n"
       "  kvbench report results/demo/*.h5 --table policies --J 64 --h J/4\n"
@@ -125,9 +129,9 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("files", o->files, "Results files (.h5)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--table", o->tables,
                   "overview, policies, aime, accuracy-vs-j, key-retention, by-retention, latency, paired, overlap, "
-                  "overlap-refreshes")
+                  "overlap-refreshes, fidelity")
       ->check(CLI::IsMember({"overview", "policies", "aime", "accuracy-vs-j", "key-retention", "by-retention",
-                             "latency", "paired", "overlap", "overlap-refreshes"}))
+                             "latency", "paired", "overlap", "overlap-refreshes", "fidelity"}))
       ->capture_default_str();
   cmd->add_option("--format", o->format, "md, csv or latex")->check(CLI::IsMember({"md", "csv", "latex"}))
       ->capture_default_str();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <tuple>
 #include <utility>
 
 #include "common/error.h"
@@ -41,6 +42,7 @@ class SampleGeneration::Rollouts {
   }
 
   bool any_active() const { return std::find(active_.begin(), active_.end(), true) != active_.end(); }
+  bool active(int64_t b) const { return active_[b]; }
 
   // Every rollout's latest token, [B, 1]; finished rollouts keep feeding theirs (their output is final).
   at::Tensor last_tokens(at::Device device) const {
@@ -91,6 +93,10 @@ SampleGeneration::SampleGeneration(const Model& model, Policy& policy, std::vect
       cache_(model.config(), 1, model.options(), policy.needs().last_layer_input) {
   validate(settings_, static_cast<int64_t>(prompt.size()), policy_);
   result_.prompt = std::move(prompt);
+  if (settings_.shadow_full) {
+    shadow_ = std::make_unique<ShadowCache>(model_);
+    result_.fidelity.resize(settings_.rollouts);
+  }
   policy_.reset();
   policy_.prepare(model_, result_.prompt, settings_, stop_);
 }
@@ -119,13 +125,14 @@ void SampleGeneration::prefill() {
   const int64_t P = static_cast<int64_t>(result_.prompt.size());
   const at::Tensor prompt_ids = at::tensor(result_.prompt, at::kLong).unsqueeze(0).to(device);
   const int64_t chunk = budget.mode == CacheBudget::Mode::Chunked ? budget.h : P;
-  at::Tensor logits;
+  at::Tensor logits, full_logits;
   for (int64_t begin = 0, index = 0; begin < P; begin += chunk, ++index) {
     const int64_t length = std::min(chunk, P - begin);
     StepInput input{prompt_ids.narrow(1, begin, length),
                     at::arange(begin, begin + length, at::kLong).unsqueeze(0).to(device), &cache_, {}};
     input.options.attention = policy_.needs().step_attention;
     const ForwardResult step = model_.forward({input}).front();
+    if (shadow_) full_logits = shadow_->feed(input.ids, input.positions);
     observe_and_refresh(step, "prefill", index, begin + length, cache_.size() > budget.J + budget.frozen);
     logits = step.logits;
   }
@@ -134,9 +141,11 @@ void SampleGeneration::prefill() {
   if (R > 1) {
     cache_.expand_batch(R);
     policy_.expand_batch(R);
+    if (shadow_) shadow_->expand_batch(R);
     logits = logits.expand({R, logits.size(1), logits.size(2)});
   }
   rollouts_ = std::make_unique<Rollouts>(settings_, stop_);
+  if (shadow_) compare_with_shadow(logits.select(1, logits.size(1) - 1), full_logits);
   rollouts_->choose(logits);  // reading the first token waits for the device: prefill time = time to first token
   result_.prefill_seconds = seconds_since(start);
   decode_start_ = Clock::now();
@@ -151,15 +160,24 @@ StepInput SampleGeneration::next_step() {
   StepInput input{rollouts_->last_tokens(device), at::full({settings_.rollouts, 1}, P + step_ - 1, at::kLong).to(device),
                   &cache_, {}};
   input.options.attention = policy_.needs().step_attention;
+  if (shadow_) std::tie(fed_ids_, fed_positions_) = std::tie(input.ids, input.positions);
   return input;
 }
 
 void SampleGeneration::finish_step(const ForwardResult& step) {
   const int64_t processed = static_cast<int64_t>(result_.prompt.size()) + step_;
   cache_size_sum_ += static_cast<double>(cache_.size());
+  if (shadow_)
+    compare_with_shadow(step.logits.select(1, step.logits.size(1) - 1), shadow_->feed(fed_ids_, fed_positions_));
   observe_and_refresh(step, "decode", step_, processed, processed % settings_.budget.h == 0);
   rollouts_->choose(step.logits);  // from the logits computed before the refresh
   if (done()) result_.decode_seconds = seconds_since(decode_start_);
+}
+
+void SampleGeneration::compare_with_shadow(const at::Tensor& policy_logits, const at::Tensor& full_logits) {
+  for (int64_t b = 0; b < settings_.rollouts; ++b)
+    if (rollouts_->active(b))  // finished rollouts keep feeding their last token, but choose nothing
+      record_fidelity(result_.fidelity[b], full_logits[std::min(b, full_logits.size(0) - 1)], policy_logits[b]);
 }
 
 GenerationResult SampleGeneration::take() {

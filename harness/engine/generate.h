@@ -17,6 +17,7 @@
 
 #include "engine/refresh.h"
 #include "engine/sampler.h"
+#include "engine/shadow.h"
 #include "policies/policy.h"
 
 namespace kvbench {
@@ -28,6 +29,7 @@ struct GenerationSettings {
   int64_t max_new_tokens = 256;
   int64_t rollouts = 1;              // sequences decoded together from one prefilled prompt
   std::vector<int64_t> eos_ids;
+  bool shadow_full = false;          // --shadow full: compare every step with a full-cache twin (engine/shadow.h)
 };
 
 struct RolloutResult {
@@ -42,6 +44,7 @@ struct GenerationResult {
   double mean_cache_size = 0.0;  // realised cache size seen by decode steps
   int64_t peak_cache_size = 0;
   double prefill_seconds = 0.0, decode_seconds = 0.0;
+  std::vector<StepFidelity> fidelity;  // per rollout with shadow_full (else empty)
 };
 
 // Throws kvbench::Error on impossible settings (J ≤ 0, h ≤ 0, recent ≥ J, frozen ≥ prompt length, ...).
@@ -71,6 +74,8 @@ class SampleGeneration {
  private:
   class Rollouts;
   void observe_and_refresh(const ForwardResult& step, const char* phase, int64_t index, int64_t processed, bool due);
+  // Records each active rollout's fidelity: policy logits [B, V] against the shadow's [B or 1, V].
+  void compare_with_shadow(const at::Tensor& policy_logits, const at::Tensor& full_logits);
 
   const Model& model_;
   Policy& policy_;
@@ -78,6 +83,8 @@ class SampleGeneration {
   StopCheck stop_;
   KvCache cache_;
   std::unique_ptr<Rollouts> rollouts_;
+  std::unique_ptr<ShadowCache> shadow_;  // with settings.shadow_full
+  at::Tensor fed_ids_, fed_positions_;    // the decode step in flight, for the shadow
   GenerationResult result_;
   int64_t step_ = 0;  // decode steps fed so far
   double cache_size_sum_ = 0.0;

@@ -70,8 +70,9 @@ const Fields<ResultRow> kRowFields = {{{"sample_id", &ResultRow::sample_id},
                                        {"wall_seconds", &ResultRow::wall_seconds},
                                        {"mean_cache_size", &ResultRow::mean_cache_size},
                                        {"key_retention", &ResultRow::key_retention}},
-                                      {{"generated_ids", &ResultRow::generated_ids}},
-                                      {}};
+                                      {{"generated_ids", &ResultRow::generated_ids},
+                                       {"shadow_top1", &ResultRow::shadow_top1}},
+                                      {{"shadow_kl", &ResultRow::shadow_kl}}};
 
 const Fields<RefreshTrace> kTraceFields = {{{"phase", &RefreshTrace::phase}},
                                            {{"row", &RefreshTrace::row},
@@ -116,7 +117,8 @@ void write_columns(const h5::Location& at, const std::vector<T>& items, const Fi
 
 // Columns added after the first schema-1 files (files and journals written before them read NaN, −1 or
 // empty: see missing_value). Names are unique across rows and refreshes.
-const std::set<std::string> kAddedInSchema1 = {"key_retention", "scores", "candidates_begin", "candidates_end"};
+const std::set<std::string> kAddedInSchema1 = {"key_retention", "scores",    "candidates_begin",
+                                               "candidates_end", "shadow_kl", "shadow_top1"};
 
 template <class Value>
 Value missing_value() {

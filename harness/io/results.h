@@ -32,6 +32,10 @@ struct ResultRow {  // one sample × rollout
   // Fraction of the task's key passages in the cache when generation began (run/key_retention.h);
   // NaN when the task names none.
   double key_retention = std::numeric_limits<double>::quiet_NaN();
+  // --shadow full: per chosen token, KL(full ‖ policy) of the next-token distributions and whether the
+  // argmax tokens agree (engine/shadow.h); empty without a shadow.
+  std::vector<float> shadow_kl;
+  std::vector<int64_t> shadow_top1;
 };
 
 struct RefreshTrace {  // one refresh as seen by one row

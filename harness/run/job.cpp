@@ -49,7 +49,8 @@ json to_json(const JobConfig& j) {
           {"temperature", j.temperature}, {"top_p", j.top_p},
           {"rollouts", j.rollouts},   {"seed", j.seed},
           {"limit", j.limit},         {"samples", j.samples},
-          {"device", j.device},       {"dtype", j.dtype}};
+          {"device", j.device},       {"dtype", j.dtype},
+          {"shadow", j.shadow}};
 }
 
 JobConfig job_from_json(const json& value, const std::string& where) {
@@ -92,6 +93,7 @@ JobConfig job_from_json(const json& value, const std::string& where) {
   merged.at("samples").get_to(j.samples);
   merged.at("device").get_to(j.device);
   merged.at("dtype").get_to(j.dtype);
+  merged.at("shadow").get_to(j.shadow);
   return j;
 }
 
@@ -109,8 +111,10 @@ std::string job_label(const JobConfig& j, const std::vector<std::string>& extra_
                                   j.budget.J, j.budget.h, j.seed, j.rollouts);
   const json fields = to_json(j);
   std::vector<std::string> named = extra_fields;
-  for (const std::string field : {"smooth", "keep_span"})
-    if (fields.at(field) != 1 && std::find(named.begin(), named.end(), field) == named.end()) named.push_back(field);
+  const json defaults = to_json(JobConfig{});
+  for (const std::string field : {"smooth", "keep_span", "shadow"})
+    if (fields.at(field) != defaults.at(field) && std::find(named.begin(), named.end(), field) == named.end())
+      named.push_back(field);
   for (const auto& field : named) {
     const json& value = fields.at(field);
     label += "__" + field + "=" + (value.is_string() ? value.get<std::string>() : value.dump());

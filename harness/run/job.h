@@ -47,6 +47,7 @@ struct JobConfig {
   std::vector<std::string> samples;  // explicit sample ids (empty = all)
   std::string device = "cpu";
   std::string dtype = "float32";
+  std::string shadow;              // "full": also decode with a full cache, teacher-forced (engine/shadow.h)
 };
 
 json to_json(const JobConfig& job);
@@ -59,8 +60,8 @@ JobConfig job_from_json(const json& value, const std::string& where);
 json current_form(const json& recorded);
 
 // A file-name-safe label, e.g. "stories260K__rare-fact__tova__J32__h8__s0__r1"; each of `extra_fields`
-// (job field names, e.g. a sweep's other grid axes) adds "__field=value", and so do smooth and keep_span
-// when not 1 (labels of jobs without phrase rules stay as they were).
+// (job field names, e.g. a sweep's other grid axes) adds "__field=value", and so do smooth, keep_span and
+// shadow when not at their defaults (labels of jobs without them stay as they were).
 std::string job_label(const JobConfig& job, const std::vector<std::string>& extra_fields = {});
 
 }  // namespace kvbench

@@ -84,7 +84,8 @@ void check_cache_fits(const JobConfig& job, const Policy& policy, const CacheBud
   if (job.device != "cpu") return;  // device memory is the device runtime's to report
   const ModelConfig& c = model.config();
   const int64_t longest = prompt_tokens + job.max_new;
-  const int64_t tokens = policy.evicts() ? std::min(longest, budget.frozen + budget.J + budget.h) : longest;
+  const int64_t tokens = (policy.evicts() ? std::min(longest, budget.frozen + budget.J + budget.h) : longest) +
+                         (job.shadow == "full" ? longest : 0);  // the shadow's full cache
   const int64_t element_bytes = job.dtype == "float32" ? 4 : 2;
   const double bytes = 2.0 * static_cast<double>(c.num_layers * c.num_kv_heads * c.head_dim * element_bytes) *
                        static_cast<double>(tokens) * static_cast<double>(job.rollouts);
@@ -114,6 +115,7 @@ std::unique_ptr<SampleInFlight> start_sample(const JobConfig& job, const tasks::
   GenerationSettings settings;
   settings.budget = resolve_budget(job.budget, *in_flight->policy, prompt.system_tokens);
   settings.phrase = job.phrase;
+  settings.shadow_full = job.shadow == "full";
   settings.sampling = {job.temperature, job.top_p, 0, job.seed};
   settings.max_new_tokens = job.max_new;
   settings.rollouts = job.rollouts;
@@ -156,6 +158,10 @@ SampleResults finish_sample(const JobConfig& job, const tasks::Task& task, Sampl
     row.mean_cache_size = result.mean_cache_size;
     row.peak_cache_size = result.peak_cache_size;
     row.key_retention = key_retention(result, b, keys);
+    if (!result.fidelity.empty()) {
+      row.shadow_kl = result.fidelity[b].kl;
+      row.shadow_top1 = result.fidelity[b].top1_agree;
+    }
     out.rows.push_back(std::move(row));
     for (const auto& record : result.refreshes) out.refreshes.push_back(trace_of(record, b));
   }
@@ -236,6 +242,7 @@ JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root) {
   // A sweep's base may name a scorer for a grid of policies: only kvpop reads it, so the others drop it.
   if (job.policy != "kvpop") job.scorer.clear();
   make_policy(job.policy, {job.policy_seed, false, job.scorer});  // unknown names, bad scorers fail before a model loads
+  if (!job.shadow.empty() && job.shadow != "full") fail("shadow must be \"\" or \"full\" (got \"{}\")", job.shadow);
   if (job.prompt_mode != "raw" && job.prompt_mode != "chat")
     fail("prompt mode must be raw or chat (got \"{}\")", job.prompt_mode);
   const tasks::DecodingDefaults defaults = task->defaults();

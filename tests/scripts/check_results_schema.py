@@ -17,13 +17,13 @@ ROOT_STRINGS = ["kvbench_version", "git_commit", "config", "torch_version", "dev
                 "start_time", "end_time"]
 CONFIG_FIELDS = ["model", "task", "data", "prompt_mode", "policy", "J", "h", "recent", "frozen", "min_gap", "sinks",
                  "mode", "policy_seed", "scorer", "smooth", "keep_span", "max_new", "temperature", "top_p", "rollouts", "seed", "limit", "samples",
-                 "device", "dtype"]
+                 "device", "dtype", "shadow"]
 SUMMARY = {"samples": "i", "rows": "i", "score": "f", "score_ci_low": "f", "score_ci_high": "f",
            "pred_none_rate": "f", "mean_generated_length": "f"}
 ROWS = {"sample_id": "str", "rollout": "i", "seed": "i", "prompt_length": "i", "generated_ids": "vlen",
         "generated_length": "i", "stop_reason": "str", "output": "str", "pred": "str", "pred_none": "i",
         "gold": "str", "score": "f", "wall_seconds": "f", "refresh_count": "i", "mean_cache_size": "f", "key_retention": "f",
-        "peak_cache_size": "i"}
+        "peak_cache_size": "i", "shadow_kl": "vlen-float32", "shadow_top1": "vlen"}
 REFRESHES = {"row": "i", "phase": "str", "step": "i", "processed": "i", "size_before": "i", "size_after": "i",
              "layers": "i", "kv_heads": "i", "kept_positions": "vlen", "scoring_ms": "f", "compaction_ms": "f",
              "scores": "vlen-float32", "candidates_begin": "i", "candidates_end": "i"}
@@ -89,6 +89,9 @@ def main(path, expected_rollouts, granularity):
         assert rows["peak_cache_size"][i] >= rows["mean_cache_size"][i] > 0
         assert rows["wall_seconds"][i] > 0
         assert 0 <= rows["key_retention"][i] <= 1, rows["key_retention"][i]  # rare-fact names its facts
+        # --shadow full: one KL and one agreement per generated token; none without it.
+        shadow = rows["generated_length"][i] if config["shadow"] == "full" else 0
+        assert len(rows["shadow_kl"][i]) == len(rows["shadow_top1"][i]) == shadow, (len(rows["shadow_kl"][i]), shadow)
     for sample, indices in per_sample.items():
         assert [rows["rollout"][i] for i in indices] == list(range(expected_rollouts)), sample
         assert indices == list(range(indices[0], indices[0] + expected_rollouts)), "rollouts not consecutive"
