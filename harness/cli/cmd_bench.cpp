@@ -2,9 +2,11 @@
 #include <ATen/Parallel.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <malloc.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -38,11 +40,11 @@ std::string describe(const ModelOptions& m, const Model& model) {
                      dtype_name(m.parsed_dtype()), at::get_num_threads());
 }
 
-// Peak resident memory of this process (kB), from /proc.
-int64_t peak_rss_kb() {
+// A memory figure of this process (kB) from /proc/self/status: "VmRSS:" resident now, "VmHWM:" its peak.
+int64_t status_kb(const std::string& field) {
   std::ifstream status("/proc/self/status");
   for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6));
+    if (line.rfind(field, 0) == 0) return std::stoll(line.substr(field.size()));
   return -1;
 }
 
@@ -195,6 +197,7 @@ BatchTiming time_batch(const Model& model, const ThroughputBenchOptions& o, int6
     policies.push_back(make_policy(o.policy.policy, {o.policy.seed, false, o.policy.scorer}));
     GenerationSettings settings;
     settings.budget = o.policy.budget(*policies.back(), 0);
+    settings.phrase = o.policy.phrase();
     if (settings.budget.h <= 0) settings.budget.h = o.prompt_len;  // full cache: one prefill pass
     settings.max_new_tokens = o.new_tokens;
     generations.push_back(std::make_unique<SampleGeneration>(
@@ -242,7 +245,7 @@ struct RefreshBenchOptions {
   ModelOptions model;
   std::vector<int64_t> sizes = {512, 1024, 2048, 4096};
   std::vector<std::string> policies = {"counter-causal", "counter-causal-fast"};
-  int64_t repeats = 5, rounds = 1, min_gap = 0;
+  int64_t repeats = 5, rounds = 1, min_gap = 0, warmups = 1;
 };
 
 // Restarts the peak-RSS count (VmHWM) so the next reading is the peak of what follows; false where the
@@ -259,20 +262,34 @@ std::optional<double> scoring_flops(const std::string& policy, const ModelConfig
   return std::nullopt;
 }
 
-// Median wall time (ms) of one refresh's scoring over `cache`.
-double median_scoring_ms(const Model& model, Policy& policy, const KvCache& cache, int64_t min_gap, int64_t repeats) {
+// Median wall time (ms) of one refresh's scoring over `cache`, after `warmups` untimed runs.
+double median_scoring_ms(const Model& model, Policy& policy, const KvCache& cache, const RefreshBenchOptions& o) {
   CacheBudget budget;
   budget.J = cache.size() / 2;
-  budget.min_gap = min_gap;
+  budget.min_gap = o.min_gap;
   std::vector<double> ms;
-  for (int64_t r = 0; r <= repeats; ++r) {
+  for (int64_t r = 0; r < o.warmups + o.repeats; ++r) {
     const auto start = std::chrono::steady_clock::now();
     policy.score({model, cache, budget}).cpu();  // the copy waits for the device
     const double elapsed = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (r > 0) ms.push_back(elapsed);  // the first run is a warm-up
+    if (r >= o.warmups) ms.push_back(elapsed);
   }
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
+}
+
+// The exponent a of y ≈ c·x^a: least-squares slope of log y on log x over the points with y > 0 (NaN
+// with fewer than two distinct x).
+double loglog_exponent(const std::vector<double>& x, const std::vector<double>& y) {
+  std::vector<std::pair<double, double>> points;
+  for (size_t i = 0; i < x.size(); ++i)
+    if (y[i] > 0) points.emplace_back(std::log(x[i]), std::log(y[i]));
+  double mx = 0, my = 0;
+  for (const auto& [lx, ly] : points) mx += lx, my += ly;
+  mx /= points.size(), my /= points.size();
+  double sxy = 0, sxx = 0;
+  for (const auto& [lx, ly] : points) sxy += (lx - mx) * (ly - my), sxx += (lx - mx) * (lx - mx);
+  return points.size() >= 2 && sxx > 0 ? sxy / sxx : NAN;
 }
 
 // A cache of n random tokens, filled by the causal forward in chunks of 512.
@@ -288,28 +305,42 @@ KvCache filled_cache(const Model& model, int64_t n) {
   return cache;
 }
 
-// One round: the machine's GEMM rate, then every (n, policy) against it.
+// One round: the machine's GEMM rate, then every (n, policy) against it, then the fitted exponents.
 void refresh_bench_round(const RefreshBenchOptions& o, const Model& model, std::vector<std::unique_ptr<Policy>>& policies,
                          const std::vector<KvCache>& caches) {
   const MachineRates rates = measure_machine_rates(o.model.parsed_device(), o.model.parsed_dtype());
   std::cout << fmt::format("machine: GEMM {:.1f} GFLOP/s, read bandwidth {:.1f} GB/s\n", rates.gemm_gflops,
                            rates.read_gbps)
-            << fmt::format("{:>7}  {:<22} {:>10} {:>9} {:>9} {:>7} {:>9}\n", "n", "policy", "median ms", "GFLOP",
-                           "GFLOP/s", "% GEMM", "peak MiB");
+            << fmt::format("{:>7}  {:<22} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9}\n", "n", "policy", "median ms", "GFLOP",
+                           "GFLOP/s", "% GEMM", "peak MiB", "pass MiB");
+  const std::vector<double> sizes(o.sizes.begin(), o.sizes.end());
+  std::vector<std::vector<double>> ms(policies.size()), pass_mib(policies.size());  // [policy][n]
   for (size_t s = 0; s < o.sizes.size(); ++s) {
-    std::vector<double> ms;
     for (size_t p = 0; p < policies.size(); ++p) {
+      ::malloc_trim(0);  // freed heap goes back first, so the pass's own memory shows as growth above `resident`
+      const int64_t resident_kb = status_kb("VmRSS:");
       reset_peak_rss();
-      ms.push_back(median_scoring_ms(model, *policies[p], caches[s], o.min_gap, o.repeats));
+      ms[p].push_back(median_scoring_ms(model, *policies[p], caches[s], o));
+      const int64_t peak_kb = status_kb("VmHWM:");
+      pass_mib[p].push_back((peak_kb - resident_kb) / 1024.0);
       const auto flops = scoring_flops(o.policies[p], model.config(), o.sizes[s], o.min_gap);
-      const double gflops = flops ? *flops / 1e9 : NAN, rate = gflops / (ms.back() / 1e3);
-      std::cout << fmt::format("{:>7}  {:<22} {:>10.1f} {:>9.1f} {:>9.1f} {:>6.1f}% {:>9.0f}\n", o.sizes[s],
-                               o.policies[p], ms.back(), gflops, rate, 100 * rate / rates.gemm_gflops,
-                               peak_rss_kb() / 1024.0);
+      const double gflops = flops ? *flops / 1e9 : NAN, rate = gflops / (ms[p].back() / 1e3);
+      std::cout << fmt::format("{:>7}  {:<22} {:>10.1f} {:>9.1f} {:>9.1f} {:>6.1f}% {:>9.0f} {:>9.1f}\n", o.sizes[s],
+                               o.policies[p], ms[p].back(), gflops, rate, 100 * rate / rates.gemm_gflops,
+                               peak_kb / 1024.0, pass_mib[p].back());
     }
-    if (ms.size() == 2) std::cout << fmt::format("{:>7}  time ratio {} / {}: {:.2f}x\n", "", o.policies[0], o.policies[1], ms[0] / ms[1]);
+    if (ms.size() == 2)
+      std::cout << fmt::format("{:>7}  time ratio {} / {}: {:.2f}x\n", "", o.policies[0], o.policies[1],
+                               ms[0].back() / ms[1].back());
     std::cout << std::flush;
   }
+  const auto exponent = [&](const std::vector<double>& y) {
+    const double a = loglog_exponent(sizes, y);
+    return std::isnan(a) ? std::string("– (under two n with a value > 0)") : fmt::format("{:.2f}", a);
+  };
+  for (size_t p = 0; p < policies.size(); ++p)
+    std::cout << fmt::format("fit over n = {}: {} latency ∝ n^{}, pass memory ∝ n^{}\n", fmt::join(o.sizes, ","),
+                             o.policies[p], exponent(ms[p]), exponent(pass_mib[p]));
 }
 
 void run_refresh_bench(const RefreshBenchOptions& o) {
@@ -321,8 +352,8 @@ void run_refresh_bench(const RefreshBenchOptions& o) {
   for (int64_t n : o.sizes) caches.push_back(filled_cache(model, n));
   if (!reset_peak_rss()) std::cout << "(peak RSS cannot be reset here: each figure is the process's peak so far)\n";
   for (int64_t round = 1; round <= o.rounds; ++round) {
-    std::cout << fmt::format("round {} of {}, median of {} timed scorings after one warm-up\n", round, o.rounds,
-                             o.repeats);
+    std::cout << fmt::format("round {} of {}, median of {} timed scorings after {} warm-up(s)\n", round, o.rounds,
+                             o.repeats, o.warmups);
     refresh_bench_round(o, model, policies, caches);
   }
 }
@@ -369,7 +400,9 @@ void add_bench_command(CLI::App& app) {
   CLI::App* r = bench->add_subcommand(
       "refresh",
       "Refresh scoring latency vs cache size n, per policy: median ms, the pass's work in GFLOP and the rate\n"
-      "achieved, as a share of the GEMM rate measured in the same run, and the peak RSS while scoring.\n"
+      "achieved, as a share of the GEMM rate measured in the same run, the peak RSS while scoring and the part\n"
+      "of it the pass added (pass MiB = peak − resident before), then per policy the exponents of latency and\n"
+      "pass memory fitted by least squares on log–log over the n measured (blocked passes: memory ≈ n^1).\n"
       "Work (counter-causal over all L layers with MLP, counter-causal-fast over the last without), a\n"
       "multiply-add = 2 FLOP: per layer 2·n·hidden·(2·H·D [q, o] + 3·intermediate [MLP]) + 4·H·D·P, with\n"
       "P = m(m+1)/2 allowed (query, key) pairs, m = n − min_gap − 1; plus 2·n·hidden for the own-token logits.");
@@ -378,7 +411,11 @@ void add_bench_command(CLI::App& app) {
   r->add_option("--policy", refresh->policies, "Policies, comma-separated (two: their ratio is printed)")
       ->delimiter(',')
       ->capture_default_str();
-  r->add_option("--repeats", refresh->repeats, "Timed repeats (median reported)")->capture_default_str();
+  r->add_option("--repeats", refresh->repeats, "Timed repeats (median reported)")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  r->add_option("--warmups", refresh->warmups, "Untimed scorings before the timed ones (0 for minutes-long passes)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   r->add_option("--rounds", refresh->rounds, "Rounds, each measuring the GEMM rate again and then every n and policy")
       ->capture_default_str();
   r->add_option("--min-gap", refresh->min_gap, "Counter-causal min_gap")->capture_default_str();

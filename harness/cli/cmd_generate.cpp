@@ -28,6 +28,7 @@ struct GenerateOptions {
   uint64_t seed = 0;
   std::vector<std::string> stop;
   std::string format = "text";
+  std::string shadow;
 };
 
 std::vector<int64_t> parse_ids(const std::string& text) {
@@ -111,6 +112,8 @@ void run_generate(const GenerateOptions& o) {
 
   GenerationSettings settings;
   settings.budget = o.policy.budget(*policy, prompt.system_tokens);
+  settings.phrase = o.policy.phrase();
+  settings.shadow_full = o.shadow == "full";
   settings.sampling = {o.temperature, o.top_p, o.top_k, o.seed};
   settings.max_new_tokens = o.max_new;
   settings.rollouts = o.rollouts;
@@ -139,6 +142,8 @@ void run_generate(const GenerateOptions& o) {
                 {"h", settings.budget.h},
                 {"recent", settings.budget.recent},
                 {"frozen", settings.budget.frozen},
+                {"smooth", settings.phrase.smooth},
+                {"keep_span", settings.phrase.keep_span},
                 {"mean_cache_size", result.mean_cache_size},
                 {"peak_cache_size", result.peak_cache_size},
                 {"allocator", allocator_name(settings.budget.allocator)},
@@ -148,6 +153,10 @@ void run_generate(const GenerateOptions& o) {
                 {"decode_seconds", result.decode_seconds},
                 {"refreshes", json::array()}};
     for (const auto& r : result.refreshes) out["refreshes"].push_back(refresh_json(r));
+    if (!result.fidelity.empty()) {
+      out["shadow_kl"] = result.fidelity[0].kl;
+      out["shadow_top1"] = result.fidelity[0].top1_agree;
+    }
     if (o.rollouts > 1) {
       out["rollouts"] = json::array();
       for (const auto& r : result.rollouts)
@@ -186,6 +195,10 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--seed", options->seed, "Sampling seed (rollout r uses its own stream)")->capture_default_str();
   cmd->add_option("--rollouts", options->rollouts, "Sequences decoded together from one prefill")->capture_default_str();
   cmd->add_option("--stop", options->stop, "Stop string (repeatable)");
+  cmd->add_option("--shadow", options->shadow,
+                  "full: also decode with a full cache, teacher-forced with the generated tokens; json gains "
+                  "shadow_kl (KL(full || policy) per chosen token) and shadow_top1 (argmax agreement), rollout 0")
+      ->check(CLI::IsMember({"full"}));
   cmd->add_option("--format", options->format, "text or json")->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   cmd->callback([options] { run_generate(*options); });

@@ -7,6 +7,8 @@
 #include "cli/commands.h"
 #include "common/error.h"
 #include "io/hdf5.h"
+#include "report/fidelity.h"
+#include "report/overlap.h"
 #include "report/recipe_report.h"
 #include "report/tables.h"
 #include "run/runner.h"
@@ -31,6 +33,9 @@ std::vector<Table> build_tables(const std::string& name, const std::vector<JobRe
   if (name == "by-retention") return retention_split_tables(jobs);
   if (name == "latency") return {latency_table(jobs)};
   if (name == "paired") return {paired_table(jobs)};
+  if (name == "overlap") return overlap_tables(jobs);
+  if (name == "overlap-refreshes") return overlap_refresh_tables(jobs);
+  if (name == "fidelity") return fidelity_tables(jobs);
   fail("unknown table \"{}\"", name);
 }
 
@@ -108,17 +113,25 @@ void add_report_command(CLI::App& app) {
       "                 and pooled — does the model answer when it kept the fact and fail when it did not\n"
       "  latency        refresh latency (scoring, compaction) by cache size n (Table 1)\n"
       "  paired         every pair of policies on the same samples and seeds: paired bootstrap CI, sign test\n"
+      "  overlap        kept-set overlap of every pair of policies (same model, task, J, h, seed): Jaccard of\n"
+      "                 the kept positions per refresh, matched by sample, rollout and refresh index, averaged\n"
+      "                 (all, prefill, decode refreshes), its minimum, and refreshes without a partner\n"
+      "  overlap-refreshes  the same, one row per matched refresh\n"
+      "  fidelity       files run with --shadow full: mean KL(full || policy) per chosen token and top-1\n"
+      "                 agreement with the full cache, rows policies, columns J (one table per model × task)\n"
       "Seeds are pooled: a CI resamples (seed, sample) units, each the mean over its rollouts.\n"
       "Examples:\n"
       "  kvbench report results/demo/*.h5 --table policies --J 64 --h J/4\n"
       "  kvbench report results/demo/*.h5 --table accuracy-vs-j --table paired --format latex\n"
       "  kvbench report results/demo/*.h5 --table paired --J 64 --policy counter-causal --policy sliding\n"
+      "  kvbench report results/demo/*.h5 --table overlap --policy counter-causal --policy counter-causal-fast\n"
       "  kvbench report --recipe recipes/counter-causal-table2.json results/counter-causal/*.h5");
   cmd->add_option("files", o->files, "Results files (.h5)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--table", o->tables,
-                  "overview, policies, aime, accuracy-vs-j, key-retention, by-retention, latency, paired")
+                  "overview, policies, aime, accuracy-vs-j, key-retention, by-retention, latency, paired, overlap, "
+                  "overlap-refreshes, fidelity")
       ->check(CLI::IsMember({"overview", "policies", "aime", "accuracy-vs-j", "key-retention", "by-retention",
-                             "latency", "paired"}))
+                             "latency", "paired", "overlap", "overlap-refreshes", "fidelity"}))
       ->capture_default_str();
   cmd->add_option("--format", o->format, "md, csv or latex")->check(CLI::IsMember({"md", "csv", "latex"}))
       ->capture_default_str();
@@ -129,7 +142,9 @@ void add_report_command(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--J", o->J, "Only files with this J");
   cmd->add_option("--h", o->h, "Only files with this h: a number or a ratio of J (J/4)");
-  cmd->add_option("--policy", o->policies, "Only these policies (repeatable); rows follow the files' order");
+  cmd->add_option("--policy", o->policies,
+                  "Only these policies (repeatable; a name also selects its variants with --smooth/--keep-span); "
+                  "rows follow the files' order");
   cmd->callback([o] { report_command(*o); });
 
   auto file = std::make_shared<std::string>();

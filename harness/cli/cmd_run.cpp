@@ -18,7 +18,7 @@ namespace {
 struct RunCliOptions {
   ModelOptions model;
   PolicyCliOptions policy;
-  std::string task, data, data_root, prompt_mode = "raw", out, samples;
+  std::string task, data, data_root, prompt_mode = "raw", out, samples, shadow;
   int64_t max_new = 0, rollouts = 0, limit = 0, batch = 0;
   double temperature = -1.0, top_p = -1.0;
   uint64_t seed = 0;
@@ -41,6 +41,7 @@ JobConfig job_of(const RunCliOptions& o) {
   job.prompt_mode = o.prompt_mode;
   job.policy = o.policy.policy;
   job.budget = o.policy.spec();
+  job.phrase = o.policy.phrase();
   job.policy_seed = o.policy.seed;
   job.scorer = o.policy.scorer;
   job.max_new = o.max_new;
@@ -52,6 +53,7 @@ JobConfig job_of(const RunCliOptions& o) {
   job.samples = split_ids(o.samples);
   job.device = o.model.device;
   job.dtype = dtype_name(o.model.parsed_dtype());
+  job.shadow = o.shadow;
   return resolve_job(job, o.data_root.empty() ? default_data_root() : std::filesystem::path(o.data_root));
 }
 
@@ -121,6 +123,12 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--limit", o->limit, "Only the first N samples (0 = all)")->capture_default_str();
   add_batch_option(cmd, o->batch);
   cmd->add_option("--samples", o->samples, "Only these sample ids, comma-separated (e.g. s0/3,s0/7)");
+  cmd->add_option("--shadow", o->shadow,
+                  "full: also decode each sample with a full cache, teacher-forced with the policy's own tokens, and\n"
+                  "record per chosen token KL(full || policy) of the next-token distributions and whether the argmax\n"
+                  "tokens agree (results rows shadow_kl, shadow_top1; `kvbench report --table fidelity`). Costs a\n"
+                  "second, full-cache decode")
+      ->check(CLI::IsMember({"full"}));
   cmd->add_option("--out", o->out, "Results file (default: results/<job label>.h5)");
   cmd->add_flag("--force", o->force, "Replace an existing output or work file, even of a different job");
   cmd->add_flag("--quiet", o->quiet, "No progress bar");

@@ -74,6 +74,19 @@ void PolicyCliOptions::add_to(CLI::App* command) {
                       "pyramid: first layer's budget / last layer's (>= 1; 1 = uniform sizes). E.g. J=64, 8 layers, "
                       "ratio 3: budgets 96 87 78 69 59 50 41 32")
       ->capture_default_str();
+  command->add_option("--smooth", smooth,
+                      "Phrase-level scores: before ranking, each candidate's score becomes the mean over a centred "
+                      "window of W candidates in cache order (W odd; truncated at the ends of the candidates; frozen, "
+                      "sinks and recent entries neither change nor enter a window). 1 = off. Any scorer, per-head "
+                      "scores along the entry axis; no effect on policies that keep by position (full, sliding, "
+                      "streaming)")
+      ->capture_default_str();
+  command->add_option("--keep-span", keep_span,
+                      "Keep spans: walking the candidates from best to worst score (smoothed if --smooth), each is "
+                      "kept with its S-1 followers in cache order; entries already kept are not counted twice and the "
+                      "walk stops when the budget J is full, so the last span may be cut short and exactly as many "
+                      "entries are kept as with S = 1. 1 = off")
+      ->capture_default_str();
   command->add_option("--policy-seed", seed, "Seed of the random policy")->capture_default_str();
   command->add_option("--scorer", scorer, "kvpop: learned scorer from `kvbench train-scorer` (default: the "
                                           "untrained attention-mass fallback)");

@@ -33,11 +33,13 @@ struct PolicyCliOptions {
   double pyramid_ratio = 2.0;
   uint64_t seed = 0;
   std::string scorer;      // kvpop: learned scorer file
+  int64_t smooth = 1, keep_span = 1;  // phrase rules (engine/score_transforms.h)
 
   void add_to(CLI::App* command);
   // The budget for `policy`, with `auto_frozen_tokens` standing in for --frozen auto.
   CacheBudget budget(const Policy& policy, int64_t auto_frozen_tokens) const;
   BudgetSpec spec() const;
+  PhraseRules phrase() const { return {smooth, keep_span}; }
 };
 
 }  // namespace kvbench::cli

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <tuple>
 #include <utility>
 
 #include "common/error.h"
@@ -43,6 +44,7 @@ class SampleGeneration::Rollouts {
   }
 
   bool any_active() const { return std::find(active_.begin(), active_.end(), true) != active_.end(); }
+  bool active(int64_t b) const { return active_[b]; }
 
   // Every rollout's latest token, [B, 1]; finished rollouts keep feeding theirs (their output is final).
   at::Tensor last_tokens(at::Device device) const {
@@ -73,6 +75,7 @@ void validate(const GenerationSettings& s, int64_t prompt_length, const Policy& 
   if (s.rollouts <= 0) fail("rollouts must be positive (got {})", s.rollouts);
   if (b.h <= 0) fail("h (refresh interval / chunk size) must be positive (got {})", b.h);
   if (!policy.evicts()) return;
+  validate(s.phrase);
   if (b.J <= 0) fail("J (cache budget) must be positive (got {})", b.J);
   if (b.recent < 0 || b.frozen < 0 || b.min_gap < 0) fail("recent, frozen and min-gap must not be negative");
   if (b.recent >= b.J) fail("recent window ({}) must be smaller than J ({})", b.recent, b.J);
@@ -92,7 +95,13 @@ SampleGeneration::SampleGeneration(const Model& model, Policy& policy, std::vect
       cache_(model.config(), 1, model.options(), policy.needs().last_layer_input) {
   validate(settings_, static_cast<int64_t>(prompt.size()), policy_);
   validate_allocator(settings_.budget, policy_, model_.config());
+  if (settings_.phrase.active() && settings_.budget.allocator != CacheBudget::Allocator::Uniform)
+    fail("--smooth and --keep-span rank one token-level list of candidates: they need --allocator uniform");
   result_.prompt = std::move(prompt);
+  if (settings_.shadow_full) {
+    shadow_ = std::make_unique<ShadowCache>(model_);
+    result_.fidelity.resize(settings_.rollouts);
+  }
   policy_.reset();
   policy_.prepare(model_, result_.prompt, settings_, stop_);
 }
@@ -121,16 +130,17 @@ void SampleGeneration::prefill() {
   const int64_t P = static_cast<int64_t>(result_.prompt.size());
   const at::Tensor prompt_ids = at::tensor(result_.prompt, at::kLong).unsqueeze(0).to(device);
   const int64_t chunk = budget.mode == CacheBudget::Mode::Chunked ? budget.h : P;
-  at::Tensor logits;
+  at::Tensor logits, full_logits;
   for (int64_t begin = 0, index = 0; begin < P; begin += chunk, ++index) {
     const int64_t length = std::min(chunk, P - begin);
     StepInput input{prompt_ids.narrow(1, begin, length),
                     at::arange(begin, begin + length, at::kLong).unsqueeze(0).to(device), &cache_, {}};
     input.options.attention = policy_.needs().step_attention;
     const ForwardResult step = model_.forward({input}).front();
+    if (shadow_) full_logits = shadow_->feed(input.ids, input.positions);
     observe(step);
     if (policy_.evicts() && cache_.size() > budget.J + budget.frozen)
-      add_refresh(refresh(model_, cache_, policy_, budget), "prefill", index, begin + length);
+      add_refresh(refresh(model_, cache_, policy_, budget, settings_.phrase), "prefill", index, begin + length);
     logits = step.logits;
   }
   // The rollouts fork from the prefilled prompt.
@@ -138,9 +148,11 @@ void SampleGeneration::prefill() {
   if (R > 1) {
     cache_.expand_batch(R);
     policy_.expand_batch(R);
+    if (shadow_) shadow_->expand_batch(R);
     logits = logits.expand({R, logits.size(1), logits.size(2)});
   }
   rollouts_ = std::make_unique<Rollouts>(settings_, stop_);
+  if (shadow_) compare_with_shadow(logits.select(1, logits.size(1) - 1), full_logits);
   rollouts_->choose(logits);  // reading the first token waits for the device: prefill time = time to first token
   result_.prefill_seconds = seconds_since(start);
   decode_start_ = Clock::now();
@@ -155,12 +167,15 @@ StepInput SampleGeneration::next_step() {
   StepInput input{rollouts_->last_tokens(device), at::full({settings_.rollouts, 1}, P + step_ - 1, at::kLong).to(device),
                   &cache_, {}};
   input.options.attention = policy_.needs().step_attention;
+  if (shadow_) std::tie(fed_ids_, fed_positions_) = std::tie(input.ids, input.positions);
   return input;
 }
 
 bool SampleGeneration::observe_step(const ForwardResult& step) {
   cache_size_sum_ += static_cast<double>(cache_.size());
   entries_sum_ += cache_.mean_entries_per_head();
+  if (shadow_)  // the step's logits were computed before any refresh of this step
+    compare_with_shadow(step.logits.select(1, step.logits.size(1) - 1), shadow_->feed(fed_ids_, fed_positions_));
   observe(step);
   return policy_.evicts() && processed() % settings_.budget.h == 0;
 }
@@ -168,7 +183,7 @@ bool SampleGeneration::observe_step(const ForwardResult& step) {
 void SampleGeneration::refresh_due(const std::vector<SampleGeneration*>& due) {
   if (due.empty()) return;
   std::vector<RefreshJob> jobs;
-  for (SampleGeneration* g : due) jobs.push_back({g->cache_, g->policy_, g->settings_.budget});
+  for (SampleGeneration* g : due) jobs.push_back({g->cache_, g->policy_, g->settings_.budget, g->settings_.phrase});
   std::vector<RefreshRecord> records = refresh_together(due.front()->model_, jobs);
   for (size_t i = 0; i < due.size(); ++i)
     due[i]->add_refresh(std::move(records[i]), "decode", due[i]->step_, due[i]->processed());
@@ -177,6 +192,12 @@ void SampleGeneration::refresh_due(const std::vector<SampleGeneration*>& due) {
 void SampleGeneration::choose_next(const ForwardResult& step) {
   rollouts_->choose(step.logits);  // from the logits computed before the refresh
   if (done()) result_.decode_seconds = seconds_since(decode_start_);
+}
+
+void SampleGeneration::compare_with_shadow(const at::Tensor& policy_logits, const at::Tensor& full_logits) {
+  for (int64_t b = 0; b < settings_.rollouts; ++b)
+    if (rollouts_->active(b))  // finished rollouts keep feeding their last token, but choose nothing
+      record_fidelity(result_.fidelity[b], full_logits[std::min(b, full_logits.size(0) - 1)], policy_logits[b]);
 }
 
 GenerationResult SampleGeneration::take() {

@@ -17,16 +17,19 @@
 
 #include "engine/refresh.h"
 #include "engine/sampler.h"
+#include "engine/shadow.h"
 #include "policies/policy.h"
 
 namespace kvbench {
 
 struct GenerationSettings {
   CacheBudget budget;
+  PhraseRules phrase;                // --smooth / --keep-span (engine/score_transforms.h)
   SamplingParams sampling;
   int64_t max_new_tokens = 256;
   int64_t rollouts = 1;              // sequences decoded together from one prefilled prompt
   std::vector<int64_t> eos_ids;
+  bool shadow_full = false;          // --shadow full: compare every step with a full-cache twin (engine/shadow.h)
 };
 
 struct RolloutResult {
@@ -45,6 +48,7 @@ struct GenerationResult {
   double mean_entries_per_head = 0.0;
   int64_t peak_cache_bytes = 0;
   double prefill_seconds = 0.0, decode_seconds = 0.0;
+  std::vector<StepFidelity> fidelity;  // per rollout with shadow_full (else empty)
 };
 
 // Throws kvbench::Error on impossible settings (J ≤ 0, h ≤ 0, recent ≥ J, frozen ≥ prompt length, ...).
@@ -80,6 +84,8 @@ class SampleGeneration {
   void observe(const ForwardResult& step);
   void add_refresh(RefreshRecord record, const char* phase, int64_t index, int64_t processed);
   int64_t processed() const { return static_cast<int64_t>(result_.prompt.size()) + step_; }
+  // Records each active rollout's fidelity: policy logits [B, V] against the shadow's [B or 1, V].
+  void compare_with_shadow(const at::Tensor& policy_logits, const at::Tensor& full_logits);
 
   const Model& model_;
   Policy& policy_;
@@ -87,6 +93,8 @@ class SampleGeneration {
   StopCheck stop_;
   KvCache cache_;
   std::unique_ptr<Rollouts> rollouts_;
+  std::unique_ptr<ShadowCache> shadow_;  // with settings.shadow_full
+  at::Tensor fed_ids_, fed_positions_;    // the decode step in flight, for the shadow
   GenerationResult result_;
   int64_t step_ = 0;  // decode steps fed so far
   double cache_size_sum_ = 0.0, entries_sum_ = 0.0;

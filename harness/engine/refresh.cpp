@@ -53,8 +53,12 @@ void compact(const RefreshJob& job, const at::Tensor& scores, RefreshRecord& rec
   const auto start = std::chrono::steady_clock::now();
   const KeepRule rule = job.policy.keep_rule(job.budget);
   const bool ragged = job.budget.allocator != CacheBudget::Allocator::Uniform;
-  const at::Tensor keep = ragged ? allocate_ragged(scores, job.cache, job.budget, rule)
-                                 : select_keep(scores, job.cache.size(), job.budget.J, job.budget.frozen, rule);
+  // Phrase rules run on the uniform allocator only (SampleGeneration refuses them with pyramid / ada).
+  const at::Tensor keep =
+      ragged ? allocate_ragged(scores, job.cache, job.budget, rule)
+             : select_keep(ranking_scores(scores, record.candidates_begin, record.candidates_end, job.phrase,
+                                          rule.keep_lowest),
+                           job.cache.size(), job.budget.J, job.budget.frozen, rule);
   if (ragged)
     job.cache.compact_ragged(keep);
   else if (rule.granularity == Granularity::PerKvHead)
@@ -77,8 +81,9 @@ std::vector<RefreshRecord> refresh_together(const Model& model, const std::vecto
   return records;
 }
 
-RefreshRecord refresh(const Model& model, KvCache& cache, Policy& policy, const CacheBudget& budget) {
-  return std::move(refresh_together(model, {{cache, policy, budget}}).front());
+RefreshRecord refresh(const Model& model, KvCache& cache, Policy& policy, const CacheBudget& budget,
+                      const PhraseRules& phrase) {
+  return std::move(refresh_together(model, {{cache, policy, budget, phrase}}).front());
 }
 
 }  // namespace kvbench

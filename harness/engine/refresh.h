@@ -1,10 +1,12 @@
 // Algorithm 3 (the refresh): score every cached entry, keep J of them (plus frozen and recent), compact.
+// Phrase rules (engine/score_transforms.h) reshape the scores the allocator ranks; the record keeps the raw ones.
 #pragma once
 #include <ATen/ATen.h>
 
 #include <string>
 #include <vector>
 
+#include "engine/score_transforms.h"
 #include "policies/policy.h"
 
 namespace kvbench {
@@ -23,11 +25,12 @@ struct RefreshRecord {
   double scoring_ms = 0.0, compaction_ms = 0.0;
 };
 
-// One sample's refresh: its cache, its own policy instance and its budget.
+// One sample's refresh: its cache, its own policy instance, its budget and its phrase rules.
 struct RefreshJob {
   KvCache& cache;
   Policy& policy;
   const CacheBudget& budget;
+  const PhraseRules& phrase;
 };
 
 // Algorithm 3 for samples that refresh at the same step (batched decoding): the samples whose policies
@@ -35,6 +38,7 @@ struct RefreshJob {
 // set. Each record is the one refresh() gives that sample alone. Records in the order of `jobs`.
 std::vector<RefreshRecord> refresh_together(const Model& model, const std::vector<RefreshJob>& jobs);
 
-RefreshRecord refresh(const Model& model, KvCache& cache, Policy& policy, const CacheBudget& budget);
+RefreshRecord refresh(const Model& model, KvCache& cache, Policy& policy, const CacheBudget& budget,
+                      const PhraseRules& phrase = {});
 
 }  // namespace kvbench

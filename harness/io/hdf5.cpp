@@ -37,7 +37,6 @@ Handle string_type() {
   return type;
 }
 
-Handle int_sequence_type() { return Handle(H5Tvlen_create(H5T_NATIVE_INT64), H5Tclose); }
 
 // Frees what HDF5 allocated while reading variable-length data.
 void reclaim(const Handle& type, const Handle& space, void* buffer) {
@@ -321,11 +320,40 @@ void write_column(const Location& at, const std::string& name, const std::vector
   write_dataset(at, name, type.id(), type.id(), values.size(), pointers.data());
 }
 
-void write_column(const Location& at, const std::string& name, const std::vector<std::vector<int64_t>>& values) {
+namespace {
+template <class T>
+void write_sequences(const Location& at, const std::string& name, const std::vector<std::vector<T>>& values,
+                     hid_t file_element, hid_t memory_element) {
   std::vector<hvl_t> sequences;
-  for (const auto& value : values) sequences.push_back({value.size(), const_cast<int64_t*>(value.data())});
-  Handle file_type(H5Tvlen_create(H5T_STD_I64LE), H5Tclose);
-  write_dataset(at, name, file_type.id(), int_sequence_type().id(), values.size(), sequences.data());
+  for (const auto& value : values) sequences.push_back({value.size(), const_cast<T*>(value.data())});
+  Handle file_type(H5Tvlen_create(file_element), H5Tclose), memory_type(H5Tvlen_create(memory_element), H5Tclose);
+  write_dataset(at, name, file_type.id(), memory_type.id(), values.size(), sequences.data());
+}
+
+template <class T>
+std::vector<std::vector<T>> read_sequences(const Location& at, const std::string& name, hid_t memory_element) {
+  OpenDataset d = open_dataset(at, name, H5T_VLEN);
+  Handle type(H5Tvlen_create(memory_element), H5Tclose);
+  std::vector<hvl_t> sequences(d.count);
+  if (d.count > 0)
+    check(H5Dread(d.dataset.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, sequences.data()),
+          fmt::format("{}: cannot read dataset", path_of(at, name)));
+  std::vector<std::vector<T>> values;
+  for (const hvl_t& s : sequences) {
+    const auto* data = static_cast<const T*>(s.p);
+    values.emplace_back(data, data + s.len);
+  }
+  if (d.count > 0) reclaim(type, d.space, sequences.data());
+  return values;
+}
+}  // namespace
+
+void write_column(const Location& at, const std::string& name, const std::vector<std::vector<int64_t>>& values) {
+  write_sequences(at, name, values, H5T_STD_I64LE, H5T_NATIVE_INT64);
+}
+
+void write_column(const Location& at, const std::string& name, const std::vector<std::vector<float>>& values) {
+  write_sequences(at, name, values, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT);
 }
 
 std::vector<int64_t> read_int_column(const Location& at, const std::string& name) {
@@ -350,19 +378,11 @@ std::vector<std::string> read_string_column(const Location& at, const std::strin
 }
 
 std::vector<std::vector<int64_t>> read_int_sequence_column(const Location& at, const std::string& name) {
-  OpenDataset d = open_dataset(at, name, H5T_VLEN);
-  Handle type = int_sequence_type();
-  std::vector<hvl_t> sequences(d.count);
-  if (d.count > 0)
-    check(H5Dread(d.dataset.id(), type.id(), H5S_ALL, H5S_ALL, H5P_DEFAULT, sequences.data()),
-          fmt::format("{}: cannot read dataset", path_of(at, name)));
-  std::vector<std::vector<int64_t>> values;
-  for (const hvl_t& s : sequences) {
-    const auto* data = static_cast<const int64_t*>(s.p);
-    values.emplace_back(data, data + s.len);
-  }
-  if (d.count > 0) reclaim(type, d.space, sequences.data());
-  return values;
+  return read_sequences<int64_t>(at, name, H5T_NATIVE_INT64);
+}
+
+std::vector<std::vector<float>> read_float_sequence_column(const Location& at, const std::string& name) {
+  return read_sequences<float>(at, name, H5T_NATIVE_FLOAT);
 }
 
 void read_attribute(const Location& at, const std::string& name, std::string& value) {
@@ -385,6 +405,9 @@ void read_column(const Location& at, const std::string& name, std::vector<double
 }
 void read_column(const Location& at, const std::string& name, std::vector<std::vector<int64_t>>& values) {
   values = read_int_sequence_column(at, name);
+}
+void read_column(const Location& at, const std::string& name, std::vector<std::vector<float>>& values) {
+  values = read_float_sequence_column(at, name);
 }
 
 }  // namespace kvbench::h5

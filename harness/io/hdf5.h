@@ -1,5 +1,5 @@
 // A thin layer over the HDF5 C API: RAII handles and the few typed reads/writes the results file needs
-// (1-D columns of int64, float64, variable-length UTF-8 strings and variable-length int64 sequences;
+// (1-D columns of int64, float64, variable-length UTF-8 strings and variable-length int64 and float32 sequences;
 // scalar attributes). Every failure is a kvbench::Error naming the file and the object.
 #pragma once
 #include <hdf5.h>
@@ -58,11 +58,13 @@ void write_column(const Location& at, const std::string& name, const std::vector
 void write_column(const Location& at, const std::string& name, const std::vector<double>& values);
 void write_column(const Location& at, const std::string& name, const std::vector<std::string>& values);
 void write_column(const Location& at, const std::string& name, const std::vector<std::vector<int64_t>>& values);
+void write_column(const Location& at, const std::string& name, const std::vector<std::vector<float>>& values);
 
 std::vector<int64_t> read_int_column(const Location& at, const std::string& name);
 std::vector<double> read_double_column(const Location& at, const std::string& name);
 std::vector<std::string> read_string_column(const Location& at, const std::string& name);
 std::vector<std::vector<int64_t>> read_int_sequence_column(const Location& at, const std::string& name);
+std::vector<std::vector<float>> read_float_sequence_column(const Location& at, const std::string& name);
 
 // Overloads by element type, for code generic over a struct's fields.
 void read_attribute(const Location& at, const std::string& name, std::string& value);
@@ -72,5 +74,6 @@ void read_column(const Location& at, const std::string& name, std::vector<std::s
 void read_column(const Location& at, const std::string& name, std::vector<int64_t>& values);
 void read_column(const Location& at, const std::string& name, std::vector<double>& values);
 void read_column(const Location& at, const std::string& name, std::vector<std::vector<int64_t>>& values);
+void read_column(const Location& at, const std::string& name, std::vector<std::vector<float>>& values);
 
 }  // namespace kvbench::h5

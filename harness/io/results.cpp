@@ -23,6 +23,7 @@ struct Fields {
   std::vector<std::pair<const char*, int64_t T::*>> ints;
   std::vector<std::pair<const char*, double T::*>> doubles;
   std::vector<std::pair<const char*, std::vector<int64_t> T::*>> sequences;
+  std::vector<std::pair<const char*, std::vector<float> T::*>> float_sequences;
 };
 
 // kSequences = false for attributes, which are scalars.
@@ -31,8 +32,10 @@ void for_each_field(const Fields<T>& fields, F visit) {
   for (const auto& [name, member] : fields.strings) visit(name, member);
   for (const auto& [name, member] : fields.ints) visit(name, member);
   for (const auto& [name, member] : fields.doubles) visit(name, member);
-  if constexpr (kSequences)
+  if constexpr (kSequences) {
     for (const auto& [name, member] : fields.sequences) visit(name, member);
+    for (const auto& [name, member] : fields.float_sequences) visit(name, member);
+  }
 }
 
 const Fields<RunInfo> kInfoFields = {{{"kvbench_version", &RunInfo::kvbench_version},
@@ -69,7 +72,9 @@ const Fields<ResultRow> kRowFields = {{{"sample_id", &ResultRow::sample_id},
                                        {"key_retention", &ResultRow::key_retention},
                                        {"mean_entries_per_head", &ResultRow::mean_entries_per_head},
                                        {"peak_cache_bytes", &ResultRow::peak_cache_bytes}},
-                                      {{"generated_ids", &ResultRow::generated_ids}}};
+                                      {{"generated_ids", &ResultRow::generated_ids},
+                                       {"shadow_top1", &ResultRow::shadow_top1}},
+                                      {{"shadow_kl", &ResultRow::shadow_kl}}};
 
 const Fields<RefreshTrace> kTraceFields = {{{"phase", &RefreshTrace::phase}},
                                            {{"row", &RefreshTrace::row},
@@ -78,10 +83,13 @@ const Fields<RefreshTrace> kTraceFields = {{{"phase", &RefreshTrace::phase}},
                                             {"size_before", &RefreshTrace::size_before},
                                             {"size_after", &RefreshTrace::size_after},
                                             {"layers", &RefreshTrace::layers},
-                                            {"kv_heads", &RefreshTrace::kv_heads}},
+                                            {"kv_heads", &RefreshTrace::kv_heads},
+                                            {"candidates_begin", &RefreshTrace::candidates_begin},
+                                            {"candidates_end", &RefreshTrace::candidates_end}},
                                            {{"scoring_ms", &RefreshTrace::scoring_ms},
                                             {"compaction_ms", &RefreshTrace::compaction_ms}},
-                                           {{"kept_positions", &RefreshTrace::kept_positions}}};
+                                           {{"kept_positions", &RefreshTrace::kept_positions}},
+                                           {{"scores", &RefreshTrace::scores}}};
 
 template <class T>
 void write_attributes(const h5::Location& at, const T& value, const Fields<T>& fields) {
@@ -109,8 +117,18 @@ void write_columns(const h5::Location& at, const std::vector<T>& items, const Fi
   });
 }
 
-// Float columns added after the first schema-1 files: files written before them read NaN.
-const std::set<std::string> kAddedInSchema1 = {"key_retention", "mean_entries_per_head", "peak_cache_bytes"};
+// Columns added after the first schema-1 files (files and journals written before them read NaN, −1 or
+// empty: see missing_value). Names are unique across rows and refreshes.
+const std::set<std::string> kAddedInSchema1 = {"key_retention",   "mean_entries_per_head", "peak_cache_bytes",
+                                               "scores",          "candidates_begin",      "candidates_end",
+                                               "shadow_kl",       "shadow_top1"};
+
+template <class Value>
+Value missing_value() {
+  if constexpr (std::is_same_v<Value, double>) return std::numeric_limits<double>::quiet_NaN();
+  else if constexpr (std::is_same_v<Value, int64_t>) return -1;
+  else return Value{};
+}
 
 // `count` items from the group's columns.
 template <class T>
@@ -119,12 +137,8 @@ std::vector<T> read_columns(const h5::Location& at, size_t count, const Fields<T
   for_each_field(fields, [&](const char* name, auto member) {
     using Value = std::decay_t<decltype(items.front().*member)>;
     std::vector<Value> values;
-    bool stored = true;
-    if constexpr (std::is_same_v<Value, double>) {
-      stored = !kAddedInSchema1.count(name) || h5::has_object(at, name);
-      if (!stored) values.assign(count, std::numeric_limits<double>::quiet_NaN());
-    }
-    if (stored) h5::read_column(at, name, values);
+    if (!kAddedInSchema1.count(name) || h5::has_object(at, name)) h5::read_column(at, name, values);
+    else values.assign(count, missing_value<Value>());
     if (values.size() != count) fail("{}/{}: {} values, expected {}", at.where, name, values.size(), count);
     for (size_t i = 0; i < count; ++i) items[i].*member = std::move(values[i]);
   });
@@ -145,16 +159,29 @@ json fields_to_json(const T& value, const Fields<T>& fields) {
   return out;
 }
 
+// JSON has no NaN or infinity (they are written as null): null reads back as NaN.
+double number_or_nan(const json& value) {
+  return value.is_null() ? std::numeric_limits<double>::quiet_NaN() : value.get<double>();
+}
+
 template <class T>
 T fields_from_json(const json& in, const Fields<T>& fields) {
   T value;
   for_each_field(fields, [&](const char* name, auto member) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(value.*member)>, double>)
-      if (in.at(name).is_null()) {
-        value.*member = std::numeric_limits<double>::quiet_NaN();
-        return;
-      }
-    in.at(name).get_to(value.*member);
+    using Value = std::decay_t<decltype(value.*member)>;
+    if (!in.contains(name) && kAddedInSchema1.count(name)) {  // a journal from before the field existed
+      value.*member = missing_value<Value>();
+      return;
+    }
+    const json& field = in.at(name);
+    if constexpr (std::is_same_v<Value, double>) {
+      value.*member = number_or_nan(field);
+    } else if constexpr (std::is_same_v<Value, std::vector<float>>) {
+      if (!field.is_array()) fail("{}: expected a list of numbers", name);
+      for (const json& element : field) (value.*member).push_back(static_cast<float>(number_or_nan(element)));
+    } else {
+      field.get_to(value.*member);
+    }
   });
   return value;
 }

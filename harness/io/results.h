@@ -36,6 +36,10 @@ struct ResultRow {  // one sample × rollout
   // Fraction of the task's key passages in the cache when generation began (run/key_retention.h);
   // NaN when the task names none.
   double key_retention = std::numeric_limits<double>::quiet_NaN();
+  // --shadow full: per chosen token, KL(full ‖ policy) of the next-token distributions and whether the
+  // argmax tokens agree (engine/shadow.h); empty without a shadow.
+  std::vector<float> shadow_kl;
+  std::vector<int64_t> shadow_top1;
 };
 
 struct RefreshTrace {  // one refresh as seen by one row
@@ -45,6 +49,11 @@ struct RefreshTrace {  // one refresh as seen by one row
   int64_t size_before = 0, size_after = 0;  // n = size_before
   int64_t layers = 1, kv_heads = 1;         // > 1 when the policy keeps per KV head
   std::vector<int64_t> kept_positions;      // layers × kv_heads × M, row-major; -1 = padding (ragged allocators)
+  // The policy's raw scores of the n entries in cache order (token-level policies; empty for per-KV-head
+  // ones and policies without scores), and the candidate slots [begin, end) that competed for the budget:
+  // with the job's smooth and keep_span, enough to recompute the kept set. −1 / empty in older files.
+  std::vector<float> scores;
+  int64_t candidates_begin = -1, candidates_end = -1;
   double scoring_ms = 0.0, compaction_ms = 0.0;  // timing
 };
 

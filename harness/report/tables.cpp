@@ -171,7 +171,11 @@ JobResults load_job_results(const std::filesystem::path& file) {
     config = json::parse(job.results.info.config_json);
     job.model = std::filesystem::path(config.at("model").get<std::string>()).filename().string();
     config.at("task").get_to(job.task);
+    config.at("policy").get_to(job.base_policy);
     job.policy = policy_label(config);
+    // Phrase rules make a policy of their own in every table (absent from files written before them).
+    if (const int64_t w = config.value("smooth", int64_t{1}); w != 1) job.policy += fmt::format(" smooth={}", w);
+    if (const int64_t s = config.value("keep_span", int64_t{1}); s != 1) job.policy += fmt::format(" span={}", s);
     config.at("J").get_to(job.J);
     config.at("h").get_to(job.h);
     config.at("seed").get_to(job.seed);
@@ -186,7 +190,10 @@ std::vector<JobResults> filter_jobs(const std::vector<JobResults>& jobs, const T
   for (const auto& job : jobs) {
     if (filter.J && job.J != *filter.J) continue;
     const auto& policies = filter.policies;
-    if (!policies.empty() && std::find(policies.begin(), policies.end(), job.policy) == policies.end()) continue;
+    const auto named = [&](const std::string& name) {
+      return std::find(policies.begin(), policies.end(), name) != policies.end();
+    };
+    if (!policies.empty() && !named(job.policy) && !named(job.base_policy)) continue;
     if (!filter.h.empty()) {
       const bool ratio = filter.h.rfind("J/", 0) == 0;
       const int64_t wanted = ratio ? std::max<int64_t>(job.J / std::stoll(filter.h.substr(2)), 1) : std::stoll(filter.h);

@@ -17,7 +17,9 @@ namespace kvbench {
 // One results file with the config fields tables group by.
 struct JobResults {
   std::filesystem::path file;
-  std::string model, task, policy;  // model: the directory's name
+  std::string model, task;  // model: the directory's name
+  std::string policy;       // the policy and its phrase rules, if any: "counter-causal smooth=3 span=2"
+  std::string base_policy;  // the policy's name alone: "counter-causal"
   int64_t J = 0, h = 0, seed = 0;
   Results results;
 };
@@ -40,7 +42,7 @@ struct Table {
 struct TableFilter {
   std::optional<int64_t> J;
   std::string h;  // "" = any, a number, or a ratio of J ("J/2")
-  std::vector<std::string> policies;  // empty = all
+  std::vector<std::string> policies;  // empty = all; a name matches with and without phrase rules
 };
 
 std::vector<JobResults> filter_jobs(const std::vector<JobResults>& jobs, const TableFilter& filter);

@@ -47,6 +47,7 @@ Speed measure_speed(const Model& model, const JobConfig& job) {
   auto policy = [&] { return make_policy(job.policy, {job.policy_seed, false, scorer}); };
   GenerationSettings settings;
   settings.budget = resolve_budget(job.budget, *policy(), 0);
+  settings.phrase = job.phrase;
   settings.max_new_tokens = kBenchNewTokens;
   // J + h tokens in chunks of h: exactly one refresh, at n = J + h, after the last chunk. One run, no
   // warm-up: the estimate is for hours of work, a first-call overhead does not move it.

@@ -1,5 +1,6 @@
 #include "run/job.h"
 
+#include <algorithm>
 #include <limits>
 #include <regex>
 
@@ -55,11 +56,13 @@ json to_json(const JobConfig& j) {
           {"frozen", j.budget.frozen}, {"min_gap", j.budget.min_gap},
           {"sinks", j.budget.sinks},  {"mode", j.budget.mode},
           {"policy_seed", j.policy_seed}, {"scorer", j.scorer},
+          {"smooth", j.phrase.smooth}, {"keep_span", j.phrase.keep_span},
           {"max_new", j.max_new},
           {"temperature", j.temperature}, {"top_p", j.top_p},
           {"rollouts", j.rollouts},   {"seed", j.seed},
           {"limit", j.limit},         {"samples", j.samples},
-          {"device", j.device},       {"dtype", j.dtype}};
+          {"device", j.device},       {"dtype", j.dtype},
+          {"shadow", j.shadow}};
   add_allocator_fields(out, j.budget);
   return out;
 }
@@ -97,6 +100,8 @@ JobConfig job_from_json(const json& value, const std::string& where) {
   merged.at("pyramid_ratio").get_to(j.budget.pyramid_ratio);
   merged.at("policy_seed").get_to(j.policy_seed);
   merged.at("scorer").get_to(j.scorer);
+  merged.at("smooth").get_to(j.phrase.smooth);
+  merged.at("keep_span").get_to(j.phrase.keep_span);
   merged.at("max_new").get_to(j.max_new);
   merged.at("temperature").get_to(j.temperature);
   merged.at("top_p").get_to(j.top_p);
@@ -106,6 +111,7 @@ JobConfig job_from_json(const json& value, const std::string& where) {
   merged.at("samples").get_to(j.samples);
   merged.at("device").get_to(j.device);
   merged.at("dtype").get_to(j.dtype);
+  merged.at("shadow").get_to(j.shadow);
   return j;
 }
 
@@ -122,7 +128,12 @@ std::string job_label(const JobConfig& j, const std::vector<std::string>& extra_
   std::string label = fmt::format("{}__{}__{}__J{}__h{}__s{}__r{}", model.empty() ? j.model : model, j.task, j.policy,
                                   j.budget.J, j.budget.h, j.seed, j.rollouts);
   const json fields = to_json(j);
-  for (const auto& field : extra_fields) {
+  std::vector<std::string> named = extra_fields;
+  const json defaults = to_json(JobConfig{});
+  for (const std::string field : {"smooth", "keep_span", "shadow"})
+    if (fields.at(field) != defaults.at(field) && std::find(named.begin(), named.end(), field) == named.end())
+      named.push_back(field);
+  for (const auto& field : named) {
     if (!fields.contains(field)) continue;  // an allocator field of a uniform job: absent, as before allocators
     const json& value = fields.at(field);
     label += "__" + field + "=" + (value.is_string() ? value.get<std::string>() : value.dump());

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/score_transforms.h"
 #include "policies/policy.h"
 
 namespace kvbench {
@@ -36,6 +37,7 @@ struct JobConfig {
   std::string prompt_mode = "raw"; // raw or chat
   std::string policy = "full";
   BudgetSpec budget;
+  PhraseRules phrase;              // smooth / keep_span: how scores are ranked (engine/score_transforms.h)
   uint64_t policy_seed = 0;
   std::string scorer;              // kvpop: learned scorer file (`kvbench train-scorer`); empty = untrained fallback;
                                    // other policies drop it (resolve_job)
@@ -47,6 +49,7 @@ struct JobConfig {
   std::vector<std::string> samples;  // explicit sample ids (empty = all)
   std::string device = "cpu";
   std::string dtype = "float32";
+  std::string shadow;              // "full": also decode with a full cache, teacher-forced (engine/shadow.h)
 };
 
 json to_json(const JobConfig& job);
@@ -59,7 +62,8 @@ JobConfig job_from_json(const json& value, const std::string& where);
 json current_form(const json& recorded);
 
 // A file-name-safe label, e.g. "stories260K__rare-fact__tova__J32__h8__s0__r1"; each of `extra_fields`
-// (job field names, e.g. a sweep's other grid axes) adds "__field=value".
+// (job field names, e.g. a sweep's other grid axes) adds "__field=value", and so do smooth, keep_span and
+// shadow when not at their defaults (labels of jobs without them stay as they were).
 std::string job_label(const JobConfig& job, const std::vector<std::string>& extra_fields = {});
 
 }  // namespace kvbench

@@ -48,10 +48,13 @@ std::vector<tasks::Sample> select_samples(std::vector<tasks::Sample> all, const 
 
 namespace {
 
-// Kept positions of rollout b, flattened: [M] token level or [L, KV, M] per head.
+// Row `rollout` of a refresh record's [B, ...] tensor. Prefill refreshes happen before the rollouts fork
+// (batch 1); they are every rollout's history.
+at::Tensor rollout_of(const at::Tensor& t, int64_t rollout) { return t[std::min(rollout, t.size(0) - 1)].contiguous(); }
+
+// Kept positions of rollout b, flattened: [M] token level or [L, KV, M] per head; token-level scores [n].
 RefreshTrace trace_of(const RefreshRecord& record, int64_t rollout) {
-  // Prefill refreshes happen before the rollouts fork (batch 1); they are every rollout's history.
-  const at::Tensor kept = record.kept_positions[std::min(rollout, record.kept_positions.size(0) - 1)].contiguous();
+  const at::Tensor kept = rollout_of(record.kept_positions, rollout);
   RefreshTrace t;
   t.row = rollout;
   t.phase = record.phase;
@@ -64,6 +67,12 @@ RefreshTrace trace_of(const RefreshRecord& record, int64_t rollout) {
     t.kv_heads = kept.size(1);
   }
   t.kept_positions.assign(kept.data_ptr<int64_t>(), kept.data_ptr<int64_t>() + kept.numel());
+  if (record.scores.defined() && record.scores.dim() == 2) {  // per-head scores (L × KV × n) are not stored
+    const at::Tensor scores = rollout_of(record.scores, rollout);
+    t.scores.assign(scores.data_ptr<float>(), scores.data_ptr<float>() + scores.numel());
+  }
+  t.candidates_begin = record.candidates_begin;
+  t.candidates_end = record.candidates_end;
   t.scoring_ms = record.scoring_ms;
   t.compaction_ms = record.compaction_ms;
   return t;
@@ -76,7 +85,8 @@ void check_cache_fits(const JobConfig& job, const Policy& policy, const CacheBud
   if (job.device != "cpu") return;  // device memory is the device runtime's to report
   const ModelConfig& c = model.config();
   const int64_t longest = prompt_tokens + job.max_new;
-  const int64_t tokens = policy.evicts() ? std::min(longest, budget.frozen + budget.J + budget.h) : longest;
+  const int64_t tokens = (policy.evicts() ? std::min(longest, budget.frozen + budget.J + budget.h) : longest) +
+                         (job.shadow == "full" ? longest : 0);  // the shadow's full cache
   const int64_t element_bytes = job.dtype == "float32" ? 4 : 2;
   const double bytes = 2.0 * static_cast<double>(c.num_layers * c.num_kv_heads * c.head_dim * element_bytes) *
                        static_cast<double>(tokens) * static_cast<double>(job.rollouts);
@@ -105,6 +115,8 @@ std::unique_ptr<SampleInFlight> start_sample(const JobConfig& job, const tasks::
   const EncodedPrompt& prompt = in_flight->prompt;
   GenerationSettings settings;
   settings.budget = resolve_budget(job.budget, *in_flight->policy, prompt.system_tokens);
+  settings.phrase = job.phrase;
+  settings.shadow_full = job.shadow == "full";
   settings.sampling = {job.temperature, job.top_p, 0, job.seed};
   settings.max_new_tokens = job.max_new;
   settings.rollouts = job.rollouts;
@@ -149,6 +161,10 @@ SampleResults finish_sample(const JobConfig& job, const tasks::Task& task, Sampl
     row.mean_entries_per_head = result.mean_entries_per_head;
     row.peak_cache_bytes = static_cast<double>(result.peak_cache_bytes);
     row.key_retention = key_retention(result, b, keys);
+    if (!result.fidelity.empty()) {
+      row.shadow_kl = result.fidelity[b].kl;
+      row.shadow_top1 = result.fidelity[b].top1_agree;
+    }
     out.rows.push_back(std::move(row));
     for (const auto& record : result.refreshes) out.refreshes.push_back(trace_of(record, b));
   }
@@ -212,6 +228,9 @@ void check_bounds(const JobConfig& job) {
   check_range("recent", job.budget.recent, -1, kMaxTokens);
   check_range("min_gap", job.budget.min_gap, 0, kMaxTokens);
   check_range("sinks", job.budget.sinks, 0, kMaxTokens);
+  validate(job.phrase);
+  check_range("smooth", job.phrase.smooth, 1, kMaxTokens);
+  check_range("keep_span", job.phrase.keep_span, 1, kMaxTokens);
   check_range("max_new", job.max_new, 1, kMaxTokens);
   check_range("rollouts", job.rollouts, 1, kMaxRollouts);
   if (!std::isfinite(job.temperature) || job.temperature > 100)
@@ -229,6 +248,7 @@ JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root) {
   if (job.policy != "kvpop") job.scorer.clear();
   make_policy(job.policy, {job.policy_seed, false, job.scorer});  // unknown names, bad scorers fail before a model loads
   parse_allocator(job.budget.allocator);
+  if (!job.shadow.empty() && job.shadow != "full") fail("shadow must be \"\" or \"full\" (got \"{}\")", job.shadow);
   if (job.prompt_mode != "raw" && job.prompt_mode != "chat")
     fail("prompt mode must be raw or chat (got \"{}\")", job.prompt_mode);
   const tasks::DecodingDefaults defaults = task->defaults();

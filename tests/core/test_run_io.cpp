@@ -37,6 +37,9 @@ kvbench::SampleResults sample(const std::string& id, double score) {
   trace.size_after = 1;
   trace.kept_positions = {3, 4, 5, 6};  // per-head layout: 2 layers × 2 KV heads × 1 slot
   trace.scoring_ms = 1.0 / 3.0;
+  trace.scores = {0.1f, -1.25f, 3e-8f, 1e30f};  // float32 values no short decimal holds exactly
+  trace.candidates_begin = 1;
+  trace.candidates_end = 3;
   return {{row}, {trace}};
 }
 
@@ -59,6 +62,13 @@ TEST_CASE("results file round trip keeps every field, pred=None and per-head tra
   CHECK(kvbench::to_json(back.rows[1]) == kvbench::to_json(results.rows[1]));
   CHECK_FALSE(back.rows[1].pred.has_value());
   CHECK(kvbench::to_json(back.refreshes[1]) == kvbench::to_json(results.refreshes[1]));
+  CHECK(back.refreshes[1].scores == results.refreshes[1].scores);
+  // A journal line written before scores and candidates were recorded reads as "not recorded".
+  kvbench::json old = kvbench::to_json(results.refreshes[1]);
+  for (const char* added : {"scores", "candidates_begin", "candidates_end"}) old.erase(added);
+  const kvbench::RefreshTrace old_trace = kvbench::trace_from_json(old);
+  CHECK(old_trace.scores.empty());
+  CHECK(old_trace.candidates_begin == -1);
   CHECK(back.summary.score == 0.5);
   CHECK(back.summary.pred_none_rate == 0.5);
   CHECK(back.summary.mean_generated_length == 3.0);
@@ -83,6 +93,7 @@ TEST_CASE("journal: a torn last line is cut off, finished samples survive, other
     auto journal = kvbench::Journal::open(path, config, false);
     REQUIRE(journal.finished().size() == 2);
     CHECK(kvbench::to_json(journal.finished().at("a").rows[0]) == kvbench::to_json(sample("a", 1.0).rows[0]));
+    CHECK(journal.finished().at("a").refreshes[0].scores == sample("a", 1.0).refreshes[0].scores);  // bit for bit
     journal.append(sample("c", 1.0));  // lands on a clean line
   }
   CHECK(kvbench::Journal::open(path, config, false).finished().size() == 3);

@@ -16,17 +16,19 @@ import numpy as np
 ROOT_STRINGS = ["kvbench_version", "git_commit", "config", "torch_version", "device", "dtype", "host",
                 "start_time", "end_time"]
 CONFIG_FIELDS = ["model", "task", "data", "prompt_mode", "policy", "J", "h", "recent", "frozen", "min_gap", "sinks",
-                 "mode", "policy_seed", "scorer", "max_new", "temperature", "top_p", "rollouts", "seed", "limit", "samples",
-                 "device", "dtype"]
+                 "mode", "policy_seed", "scorer", "smooth", "keep_span", "max_new", "temperature", "top_p", "rollouts", "seed", "limit", "samples",
+                 "device", "dtype", "shadow"]
 SUMMARY = {"samples": "i", "rows": "i", "score": "f", "score_ci_low": "f", "score_ci_high": "f",
            "pred_none_rate": "f", "mean_generated_length": "f"}
 ROWS = {"sample_id": "str", "rollout": "i", "seed": "i", "prompt_length": "i", "generated_ids": "vlen",
         "generated_length": "i", "stop_reason": "str", "output": "str", "pred": "str", "pred_none": "i",
         "gold": "str", "score": "f", "wall_seconds": "f", "refresh_count": "i", "mean_cache_size": "f", "key_retention": "f",
-        "peak_cache_size": "i", "mean_entries_per_head": "f", "peak_cache_bytes": "f"}
+        "peak_cache_size": "i", "mean_entries_per_head": "f", "peak_cache_bytes": "f",
+        "shadow_kl": "vlen-float32", "shadow_top1": "vlen"}
 ALLOCATOR_FIELDS = {"allocator", "pyramid_ratio"}  # in the config only when not uniform
 REFRESHES = {"row": "i", "phase": "str", "step": "i", "processed": "i", "size_before": "i", "size_after": "i",
-             "layers": "i", "kv_heads": "i", "kept_positions": "vlen", "scoring_ms": "f", "compaction_ms": "f"}
+             "layers": "i", "kv_heads": "i", "kept_positions": "vlen", "scoring_ms": "f", "compaction_ms": "f",
+             "scores": "vlen-float32", "candidates_begin": "i", "candidates_end": "i"}
 
 
 def text(value):
@@ -38,6 +40,8 @@ def check_kind(dataset, kind, where):
         assert h5py.check_string_dtype(dataset.dtype) is not None, f"{where}: not a string dataset"
     elif kind == "vlen":
         assert h5py.check_vlen_dtype(dataset.dtype) == np.dtype("int64"), f"{where}: not vlen int64"
+    elif kind == "vlen-float32":
+        assert h5py.check_vlen_dtype(dataset.dtype) == np.dtype("float32"), f"{where}: not vlen float32"
     else:
         assert dataset.dtype.kind == kind, f"{where}: dtype {dataset.dtype}, expected kind {kind}"
 
@@ -100,6 +104,9 @@ def main(path, expected_rollouts, granularity):
             assert rows["peak_cache_bytes"][i] == kv_bytes_per_slot * rows["peak_cache_size"][i]
         assert rows["wall_seconds"][i] > 0
         assert 0 <= rows["key_retention"][i] <= 1, rows["key_retention"][i]  # rare-fact names its facts
+        # --shadow full: one KL and one agreement per generated token; none without it.
+        shadow = rows["generated_length"][i] if config["shadow"] == "full" else 0
+        assert len(rows["shadow_kl"][i]) == len(rows["shadow_top1"][i]) == shadow, (len(rows["shadow_kl"][i]), shadow)
     for sample, indices in per_sample.items():
         assert [rows["rollout"][i] for i in indices] == list(range(expected_rollouts)), sample
         assert indices == list(range(indices[0], indices[0] + expected_rollouts)), "rollouts not consecutive"
@@ -129,6 +136,10 @@ def main(path, expected_rollouts, granularity):
             assert np.all(np.diff(held) > 0) and held.max() < refreshes["processed"][k]
         assert refreshes["phase"][k] in ("prefill", "decode")
         assert refreshes["scoring_ms"][k] >= 0 and refreshes["compaction_ms"][k] >= 0
+        # Raw scores of the n scored entries (token-level policies only); candidates inside [0, n].
+        scores = refreshes["scores"][k]
+        assert len(scores) == (refreshes["size_before"][k] if granularity == "token" else 0), len(scores)
+        assert 0 <= refreshes["candidates_begin"][k] <= refreshes["candidates_end"][k] <= refreshes["size_before"][k]
     print(f"{path}: schema ok ({n} rows, {len(refreshes['row'])} refresh traces)")
 
 
