@@ -30,7 +30,7 @@ struct RefreshJob {
   KvCache& cache;
   Policy& policy;
   const CacheBudget& budget;
-  const PhraseRules& phrase;
+  PhraseRules phrase = {};
 };
 
 // Algorithm 3 for samples that refresh at the same step (batched decoding): the samples whose policies

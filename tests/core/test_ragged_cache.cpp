@@ -89,7 +89,8 @@ at::Tensor masked_logits(const Model& model, const std::vector<int64_t>& ids, co
   const int64_t T = static_cast<int64_t>(ids.size()), G = c.num_heads / c.num_kv_heads;
   at::Tensor x = model.embed(ids_tensor(ids));
   for (int64_t l = 0; l < c.num_layers; ++l) {
-    const QueryKeyValue qkv = model.project(l, model.rms_norm(x, model.weights().layers[l].input_norm), position_range(0, T));
+    const at::Tensor normed = model.rms_norm(x, model.weights().layers[l].input_norm);
+    const QueryKeyValue qkv = model.project(l, normed, position_range(0, T), /*previous_ids (no key smear)=*/{});
     const at::Tensor k = qkv.k.repeat_interleave(G, 1), v = qkv.v.repeat_interleave(G, 1);  // [1, H, T, D]
     at::Tensor scores = at::matmul(qkv.q, k.transpose(-1, -2)) / std::sqrt(static_cast<double>(c.head_dim));
     scores.masked_fill_(allowed[l].repeat_interleave(G, 0).unsqueeze(0).logical_not(), -INFINITY);
