@@ -5,21 +5,33 @@
 #include <cmath>
 #include <limits>
 
+#include "model/linear_kernels.h"
+
 namespace kvbench {
 
 namespace {
 
 // A dot product in a fixed order: 8 lane sums (which the compiler vectorises), a fixed pairwise
-// reduction, then the tail. Keys may be 16-bit; they are widened to float32 element by element.
-template <typename T>
-float dot(const float* a, const T* b, int64_t n) {
+// reduction, then the tail.
+float dot(const float* a, const float* b, int64_t n) {
   float lanes[8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; ++l) lanes[l] += a[i + l] * static_cast<float>(b[i + l]);
+    for (int l = 0; l < 8; ++l) lanes[l] += a[i + l] * b[i + l];
   float sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-  for (; i < n; ++i) sum += a[i] * static_cast<float>(b[i]);
+  for (; i < n; ++i) sum += a[i] * b[i];
   return sum;
+}
+
+// A cached key or value row as float32: the row itself, or its (exact) widening into `scratch` [n].
+const float* as_float(const float* row, int64_t, float*) { return row; }
+const float* as_float(const c10::BFloat16* row, int64_t n, float* scratch) {
+  for (int64_t i = 0; i < n; ++i) scratch[i] = static_cast<float>(row[i]);
+  return scratch;
+}
+const float* as_float(const c10::Half* row, int64_t n, float* scratch) {
+  linear_detail::widen_f16(reinterpret_cast<const uint16_t*>(row), scratch, n);
+  return scratch;
 }
 
 // One sequence's KV head: its G query heads over the N cached entries (keys/values strided along N).
@@ -36,15 +48,16 @@ struct HeadTask {
 };
 
 template <typename T>
-void attend_head(const HeadTask<T>& t, int64_t G, int64_t D, std::vector<float>& weights) {
+void attend_head(const HeadTask<T>& t, int64_t G, int64_t D, std::vector<float>& weights, std::vector<float>& row) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   weights.resize(t.N);
+  row.resize(D);
   for (int64_t g = 0; g < G; ++g) {
     const float* q = t.q + g * D;
     float top = -std::numeric_limits<float>::infinity();
     for (int64_t j = 0; j < t.N; ++j) {
       weights[j] = t.held && !t.held[j] ? -std::numeric_limits<float>::infinity()
-                                        : dot(q, t.keys + j * t.entry_stride, D) * scale;
+                                        : dot(q, as_float(t.keys + j * t.entry_stride, D, row.data()), D) * scale;
       top = std::max(top, weights[j]);
     }
     float total = 0.0f;
@@ -54,8 +67,8 @@ void attend_head(const HeadTask<T>& t, int64_t G, int64_t D, std::vector<float>&
     for (int64_t j = 0; j < t.N; ++j) {
       const float p = weights[j] / total;
       if (t.probs) t.probs[g * t.probs_stride + j] = p;
-      const T* v = t.values + j * t.entry_stride;
-      for (int64_t d = 0; d < D; ++d) out[d] += p * static_cast<float>(v[d]);
+      const float* v = as_float(t.values + j * t.entry_stride, D, row.data());
+      for (int64_t d = 0; d < D; ++d) out[d] += p * v[d];
     }
   }
 }
@@ -101,8 +114,8 @@ at::Tensor attend_groups(const at::Tensor& q, const std::vector<DecodeAttentionG
   TORCH_CHECK(row == M, "decode_attention: the groups hold ", row, " rows, q has ", M);
   const int64_t G = H / (groups.empty() ? 1 : groups.front().keys.size(1));
   at::parallel_for(0, static_cast<int64_t>(tasks.size()), 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> weights;
-    for (int64_t i = begin; i < end; ++i) attend_head(tasks[i], G, D, weights);
+    std::vector<float> weights, row;
+    for (int64_t i = begin; i < end; ++i) attend_head(tasks[i], G, D, weights, row);
   });
   return out.to(q.scalar_type());
 }

@@ -29,15 +29,18 @@ float widen(Element w) {
 template <typename Element>
 void portable(const SmallRowsProblem& p, int64_t n_begin, int64_t n_end) {
   const auto* weight = static_cast<const Element*>(p.weight);
-  const int64_t K8 = p.K - p.K % 8;
+  const int64_t K_blocks = p.K - p.K % block_columns(p.type);
   for (int64_t m = 0; m < p.rows; ++m)
     for (int64_t n = n_begin; n < n_end; ++n) {
       const float* x = p.x + m * p.K;
       const Element* w = weight + n * p.K;
       float lane[8] = {};
-      for (int64_t k = 0; k < K8; ++k) lane[k % 8] = std::fma(x[k], widen(w[k]), lane[k % 8]);
+      for (int64_t k = 0; k < K_blocks; ++k) {
+        float& l = lane[lane_of(p.type, k)];
+        l = std::fma(x[k], widen(w[k]), l);
+      }
       float s = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
-      for (int64_t k = K8; k < p.K; ++k) s = std::fma(x[k], widen(w[k]), s);
+      for (int64_t k = K_blocks; k < p.K; ++k) s = std::fma(x[k], widen(w[k]), s);
       if (p.bias) s += p.bias[n];
       p.out[m * p.N + n] = s;
     }
@@ -75,6 +78,11 @@ WeightType weight_type(at::ScalarType dtype) {
 
 }  // namespace
 
+void widen_f16(const uint16_t* in, float* out, int64_t n) {
+  if (cpu_has_avx2_kernel()) return widen_f16_avx2(in, out, n);
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(c10::Half(in[i], c10::Half::from_bits()));
+}
+
 at::Tensor small_rows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, Kernel kernel) {
   const at::Tensor xf = x.to(at::kFloat).contiguous(), w = weight.contiguous();
   const at::Tensor b = bias.defined() ? bias.to(at::kFloat).contiguous() : at::Tensor();
@@ -91,7 +99,7 @@ at::Tensor small_rows(const at::Tensor& x, const at::Tensor& weight, const at::T
   const auto run = kernel == Kernel::best && cpu_has_avx2_kernel() ? small_rows_avx2 : small_rows_scalar;
   // Chunks of output features of ~64 K multiply-adds, handed out one at a time: a thread the OS preempts
   // (other processes on the machine) delays the product by one chunk, not by its static share.
-  // At least 48 rows (a multiple of the AVX2 kernel's 3-row tile), so register tiles stay full.
+  // At least 48 rows (a multiple of every AVX2 register tile's width), so register tiles stay full.
   const int64_t chunk = std::max<int64_t>(48, (int64_t{1} << 16) / std::max<int64_t>(1, p.rows * p.K) / 3 * 3);
   const int64_t chunks = (p.N + chunk - 1) / chunk;
   std::atomic<int64_t> next{0};

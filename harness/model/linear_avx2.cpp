@@ -9,31 +9,65 @@ namespace kvbench::linear_detail {
 
 namespace {
 
-// Register tile: kTileRows x rows times kTileCols weight rows = 12 accumulators of 8 lanes, plus the
-// weight vectors, fill the 16 ymm registers (x is read as a memory operand of the FMA).
-constexpr int kTileRows = 4, kTileCols = 3;
 // A block of weight rows stays in L2 (≥ 512 KiB per core on current x86) while all x rows pass it.
 constexpr int64_t kBlockBytes = 256 * 1024;
+constexpr int64_t kCacheLine = 64;
 
+// How each weight type feeds one block of kBlock columns into 8 float32 lanes (linear_kernels.h):
+// `load` reads a weight row's block and `load_x` an x row's, each once per tile; `fma` adds their
+// products to the lanes.
 template <WeightType T> struct Weights;
 template <> struct Weights<WeightType::f32> {
   using Element = float;
-  static __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+  using Block = __m256;
+  static constexpr int kBlock = 8;
+  static Block load(const float* p) { return _mm256_loadu_ps(p); }
+  static Block load_x(const float* x) { return _mm256_loadu_ps(x); }
+  static __m256 fma(Block x, Block w, __m256 acc) { return _mm256_fmadd_ps(x, w, acc); }
   static float load1(const float* p) { return *p; }
 };
-template <> struct Weights<WeightType::bf16> {
-  using Element = uint16_t;
-  // bfloat16 is the upper half of a float32: widen and shift.
-  static __m256 load8(const uint16_t* p) {
-    const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
-  }
-  static float load1(const uint16_t* p) { return _mm_cvtss_f32(_mm_castsi128_ps(_mm_cvtsi32_si128(int(*p) << 16))); }
-};
+// float16 widens 8 at a time (F16C); a block of 16 halves the loop's overhead per byte of weights, which
+// at 2 bytes a weight is what limits a one-row product. Lane l takes columns l and l + 8 of each block.
 template <> struct Weights<WeightType::f16> {
   using Element = uint16_t;
-  static __m256 load8(const uint16_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  struct Block {
+    __m256 low, high;
+  };
+  static constexpr int kBlock = 16;
+  static Block load(const uint16_t* p) {
+    const __m256i halves = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return {_mm256_cvtph_ps(_mm256_castsi256_si128(halves)), _mm256_cvtph_ps(_mm256_extracti128_si256(halves, 1))};
+  }
+  static Block load_x(const float* x) { return {_mm256_loadu_ps(x), _mm256_loadu_ps(x + 8)}; }
+  static __m256 fma(Block x, Block w, __m256 acc) {
+    return _mm256_fmadd_ps(x.high, w.high, _mm256_fmadd_ps(x.low, w.low, acc));
+  }
   static float load1(const uint16_t* p) { return _cvtsh_ss(*p); }
+};
+// bfloat16 is the upper half of a float32. Sixteen of them fill a register as 8 pairs: a shift left
+// gives the even elements, a mask the odd ones, two instructions for 16 weights. Lane l takes the pair
+// (2l, 2l+1), even first, so x's block is split into its even and odd elements to match.
+template <> struct Weights<WeightType::bf16> {
+  using Element = uint16_t;
+  struct Block {
+    __m256 even, odd;
+  };
+  static constexpr int kBlock = 16;
+  static Block load(const uint16_t* p) {
+    const __m256i pairs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return {_mm256_castsi256_ps(_mm256_slli_epi32(pairs, 16)),
+            _mm256_castsi256_ps(_mm256_and_si256(pairs, _mm256_set1_epi32(int(0xFFFF0000u))))};
+  }
+  static Block load_x(const float* x) {
+    const __m256 lo = _mm256_loadu_ps(x), hi = _mm256_loadu_ps(x + 8);
+    // [x0 x2 x8 x10 | x4 x6 x12 x14] → [x0 x2 x4 x6 | x8 x10 x12 x14], and the same for the odd ones.
+    const auto in_order = [](__m256 v) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8)); };
+    return {in_order(_mm256_shuffle_ps(lo, hi, 0x88)), in_order(_mm256_shuffle_ps(lo, hi, 0xDD))};
+  }
+  static __m256 fma(Block x, Block w, __m256 acc) {
+    return _mm256_fmadd_ps(x.odd, w.odd, _mm256_fmadd_ps(x.even, w.even, acc));
+  }
+  static float load1(const uint16_t* p) { return _mm_cvtss_f32(_mm_castsi128_ps(_mm_cvtsi32_si128(int(*p) << 16))); }
 };
 
 float fma1(float a, float b, float c) {
@@ -51,38 +85,53 @@ float horizontal_sum(__m256 v) {
 template <WeightType T, int R, int C>
 void tile(const SmallRowsProblem& p, int64_t m0, int64_t n0) {
   using W = Weights<T>;
-  const int64_t K = p.K, K8 = K - K % 8;
+  const int64_t K = p.K, K_blocks = K - K % W::kBlock;
+  constexpr int64_t kLine = kCacheLine / int64_t(sizeof(typename W::Element));
   const auto* w = static_cast<const typename W::Element*>(p.weight) + n0 * K;
   const float* x = p.x + m0 * K;
   __m256 acc[R][C];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
-  for (int64_t k = 0; k < K8; k += 8) {
+  for (int64_t k = 0; k < K_blocks; k += W::kBlock) {
     // The next tile's weight rows are fetched while this one computes: each row is a short stream
     // (K elements) that the hardware prefetcher would only pick up after it had started.
-    if (k % 16 == 0)
+    if (k % kLine == 0)
       for (int c = 0; c < C; ++c) _mm_prefetch(reinterpret_cast<const char*>(w + (C + c) * K + k), _MM_HINT_T0);
-    __m256 wv[C];
-    for (int c = 0; c < C; ++c) wv[c] = W::load8(w + c * K + k);
+    typename W::Block wv[C];
+    for (int c = 0; c < C; ++c) wv[c] = W::load(w + c * K + k);
     for (int r = 0; r < R; ++r) {
-      const __m256 xv = _mm256_loadu_ps(x + r * K + k);
-      for (int c = 0; c < C; ++c) acc[r][c] = _mm256_fmadd_ps(xv, wv[c], acc[r][c]);
+      const typename W::Block xv = W::load_x(x + r * K + k);
+      for (int c = 0; c < C; ++c) acc[r][c] = W::fma(xv, wv[c], acc[r][c]);
     }
   }
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) {
       float s = horizontal_sum(acc[r][c]);
-      for (int64_t k = K8; k < K; ++k) s = fma1(x[r * K + k], W::load1(w + c * K + k), s);
+      for (int64_t k = K_blocks; k < K; ++k) s = fma1(x[r * K + k], W::load1(w + c * K + k), s);
       if (p.bias) s += p.bias[n0 + c];
       p.out[(m0 + r) * p.N + n0 + c] = s;
     }
 }
 
+// Register tiles: R x rows times C weight rows. One row (a decode step) wants many weight rows in flight
+// (4–6 streams read the memory at its bandwidth, 3 at 75 % of it); more x rows leave registers for
+// fewer (R·C accumulators plus the weight blocks fit the 16 ymm registers). Every C divides kColsLcm.
+constexpr int kTileRows = 4, kColsLcm = 12;
+template <WeightType T>
+constexpr int tile_cols(int64_t rows) {
+  if (T != WeightType::f32) return rows == 1 ? 6 : rows == 2 ? 3 : 2;  // their blocks take 2 registers
+  return rows == 1 ? 6 : rows == 2 ? 4 : 3;
+}
+
 using TileFn = void (*)(const SmallRowsProblem&, int64_t, int64_t);
 
-template <WeightType T, int R>
-constexpr TileFn tile_for_cols(int64_t cols) {
-  return cols == 1 ? tile<T, R, 1> : cols == 2 ? tile<T, R, 2> : tile<T, R, 3>;
+template <WeightType T, int R, int C = tile_cols<T>(R)>
+TileFn tile_for_cols(int64_t cols) {
+  if constexpr (C == 1) {
+    return tile<T, R, 1>;
+  } else {
+    return cols >= C ? tile<T, R, C> : tile_for_cols<T, R, C - 1>(cols);
+  }
 }
 
 template <WeightType T>
@@ -101,17 +150,24 @@ template <WeightType T>
 void run(const SmallRowsProblem& p, int64_t n_begin, int64_t n_end) {
   const int64_t row_bytes = p.K * int64_t(sizeof(typename Weights<T>::Element));
   const int64_t fit = row_bytes > 0 ? kBlockBytes / row_bytes : kBlockBytes;
-  const int64_t block = fit > kTileCols ? fit - fit % kTileCols : kTileCols;
+  const int64_t block = fit > kColsLcm ? fit - fit % kColsLcm : kColsLcm;
   for (int64_t nb = n_begin; nb < n_end; nb += block) {
     const int64_t nb_end = smaller(nb + block, n_end);
     for (int64_t m = 0; m < p.rows; m += kTileRows) {
       const int64_t rows = smaller(kTileRows, p.rows - m);
-      for (int64_t n = nb; n < nb_end; n += kTileCols) tile_for<T>(rows, smaller(kTileCols, nb_end - n))(p, m, n);
+      const int64_t cols = tile_cols<T>(rows);
+      for (int64_t n = nb; n < nb_end; n += cols) tile_for<T>(rows, smaller(cols, nb_end - n))(p, m, n);
     }
   }
 }
 
 }  // namespace
+
+void widen_f16_avx2(const uint16_t* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
+  for (; i < n; ++i) out[i] = _cvtsh_ss(in[i]);
+}
 
 void small_rows_avx2(const SmallRowsProblem& p, int64_t n_begin, int64_t n_end) {
   switch (p.type) {

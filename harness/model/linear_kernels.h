@@ -10,9 +10,11 @@ enum class WeightType { f32, bf16, f16 };
 
 // out[m, n] = dot(x[m, :], weight[n, :]) (+ bias[n]) for m < rows, n in [n_begin, n_end).
 // Every element is computed by the same arithmetic, whatever rows, n range or tile it falls in:
-// eight float32 lanes, lane l accumulating (by FMA) x[k] * w[k] for k ≡ l (mod 8) in increasing k over
-// the first K - K % 8 columns; lanes summed as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)); the K % 8 tail
+// eight float32 lanes accumulate (by FMA) x[k] * w[k] in increasing k over the first K - K % B columns,
+// lane_of(k) taking column k; lanes summed as ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)); the K % B tail
 // columns added in order by FMA; then the bias. So one output row is bitwise the same for any M.
+// float32: B = 8, lane_of(k) = k mod 8. float16: B = 16, lane_of(k) = k mod 8. bfloat16: B = 16,
+// lane_of(k) = (k mod 16) / 2 (a register of 16 bfloat16 widens as 8 pairs; model/linear_avx2.cpp).
 struct SmallRowsProblem {
   const float* x = nullptr;  // [rows, K], contiguous
   const void* weight = nullptr;  // [N, K], contiguous, of type `type`
@@ -21,6 +23,15 @@ struct SmallRowsProblem {
   float* out = nullptr;         // [rows, N], contiguous
   int64_t rows = 0, K = 0, N = 0;
 };
+
+constexpr int64_t block_columns(WeightType type) { return type == WeightType::f32 ? 8 : 16; }
+constexpr int64_t lane_of(WeightType type, int64_t k) { return type == WeightType::bf16 ? k % 16 / 2 : k % 8; }
+
+// float16 → float32, n values (exact). widen_f16 takes the F16C path when the CPU has it: c10::Half's
+// portable conversion costs a dozen instructions a value, which made the decode kernel's reads of a
+// float16 KV cache a fifth of a decode step.
+void widen_f16(const uint16_t* in, float* out, int64_t n);
+void widen_f16_avx2(const uint16_t* in, float* out, int64_t n);  // needs F16C
 
 void small_rows_scalar(const SmallRowsProblem& p, int64_t n_begin, int64_t n_end);
 void small_rows_avx2(const SmallRowsProblem& p, int64_t n_begin, int64_t n_end);  // needs AVX2, FMA, F16C

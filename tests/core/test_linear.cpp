@@ -104,10 +104,11 @@ TEST_CASE("the portable kernel agrees bit for bit with the SIMD one", "[linear][
   // without AVX2 both calls run the portable kernel and this checks nothing new.
   uint64_t seed = 100;
   for (const at::ScalarType dtype : kDtypes)
-    for (const int64_t K : {1, 8, 29, 256})
-      for (const int64_t rows : {1, 4, 6}) {
+    // K: tails of 8- and 16-column blocks; rows and N: every register tile shape and partial tiles.
+    for (const int64_t K : {1, 8, 16, 29, 45, 256})
+      for (const int64_t rows : {1, 2, 3, 4, 6}) {
         const at::Tensor x = random({rows, K}, at::kFloat, seed++);
-        const at::Tensor w = random({13, K}, dtype, seed++), b = random({13}, at::kFloat, seed++);
+        const at::Tensor w = random({23, K}, dtype, seed++), b = random({23}, at::kFloat, seed++);
         const at::Tensor simd = linear_detail::small_rows(x, w, b, linear_detail::Kernel::best);
         const at::Tensor portable = linear_detail::small_rows(x, w, b, linear_detail::Kernel::portable);
         INFO("dtype " << dtype << " K " << K << " rows " << rows);
