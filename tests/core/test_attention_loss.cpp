@@ -133,3 +133,33 @@ TEST_CASE("shadow: nothing evicted, nothing lost", "[shadow][attention-loss]") {
       for (const float value : values) CHECK(value == 0.0f);
     }
 }
+
+// Generation with a per-head policy on a tiny random model tends to keep the same entries in every head (the
+// oldest gather the most attention), so the query-head → KV-head mapping is checked here on kept sets that
+// differ by layer and head, against probabilities drawn at random.
+TEST_CASE("shadow: attention on absent entries reads each query head's own KV head", "[shadow][attention-loss]") {
+  const Model model = tiny_model();  // 4 query heads over 2 KV heads, 3 layers
+  const int64_t L = 3, H = 4, KV = 2, N = 10, T = 2;
+  KvCache cache(model.config(), 1, model.options(), false);
+  model.forward(ids_tensor(random_prompt(N)), position_range(0, N), cache);
+  // Layer l, KV head g keeps {g, 2 + g + l, 6 + l % 2, 8 + g}: ascending, and different for every (l, g).
+  at::Tensor keep = at::empty({1, L, KV, 4}, at::kLong);
+  for (int64_t l = 0; l < L; ++l)
+    for (int64_t g = 0; g < KV; ++g) keep[0][l][g] = at::tensor({g, 2 + g + l, 6 + l % 2, 8 + g}, at::kLong);
+  cache.compact_per_head(keep);
+  at::manual_seed(1);
+  std::vector<at::Tensor> probs;
+  for (int64_t l = 0; l < L; ++l) probs.push_back(at::softmax(at::randn({1, H, T, N}) * 3, -1));
+  const at::Tensor lost = attention_on_absent(probs, cache);  // [1, T, L]
+  REQUIRE(lost.sizes() == at::IntArrayRef({1, T, L}));
+  for (int64_t l = 0; l < L; ++l)
+    for (int64_t t = 0; t < T; ++t) {
+      double expected = 0.0;
+      for (int64_t h = 0; h < H; ++h) {
+        const at::Tensor kept = keep[0][l][h / (H / KV)];
+        for (int64_t p = 0; p < N; ++p)
+          if (!(kept == p).any().item<bool>()) expected += probs[l][0][h][t][p].item<double>();
+      }
+      CHECK(std::abs(lost[0][t][l].item<double>() - expected / H) < 1e-9);
+    }
+}
