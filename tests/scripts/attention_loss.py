@@ -10,7 +10,7 @@
                             h // (H / KV)); the value is their probability summed, mean over query heads.
   files A.h5 ...            structure: per refresh, queries = |[processed, next) ∩ fed positions| of its row,
                             shadow_lost_by_layer = queries × layers values in [0, 1], shadow_lost_mass their mean
-                            (NaN for an empty window).
+                            (NaN for an empty window); the dataset states its definition in an attribute.
   zero FILE.h5              nothing evicted ⇒ nothing lost: every recorded value is exactly 0.
   table CSV FILE.h5 ...     `kvbench report --table attention-loss --format csv` against the cell means
                             recomputed here from shadow_lost_by_layer (row = mean over refreshes with a
@@ -111,6 +111,8 @@ def check_files(*paths):
     for path in paths:
         config, rows, traces = load(path)
         assert config["shadow"] == "full", config
+        definition = h5py.File(path, "r")["refreshes/shadow_lost_by_layer"].attrs["definition"]
+        assert "evicted at this refresh or an earlier one" in str(definition), definition
         for row, own in zip(rows, traces_by_row(rows, traces)):
             for i, t in enumerate(own):
                 end = own[i + 1]["processed"] if i + 1 < len(own) else row["fed"]
