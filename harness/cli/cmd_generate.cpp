@@ -152,7 +152,13 @@ void run_generate(const GenerateOptions& o) {
                 {"prefill_seconds", result.prefill_seconds},
                 {"decode_seconds", result.decode_seconds},
                 {"refreshes", json::array()}};
-    for (const auto& r : result.refreshes) out["refreshes"].push_back(refresh_json(r));
+    for (size_t i = 0; i < result.refreshes.size(); ++i) {
+      out["refreshes"].push_back(refresh_json(result.refreshes[i]));
+      if (!result.lost_attention.empty()) {  // rollout 0's window: queries × layers (engine/shadow.h)
+        out["refreshes"].back()["shadow_lost_layers"] = result.lost_attention[i].layers;
+        out["refreshes"].back()["shadow_lost_by_layer"] = result.lost_attention[i].by_rollout[0];
+      }
+    }
     if (!result.fidelity.empty()) {
       out["shadow_kl"] = result.fidelity[0].kl;
       out["shadow_top1"] = result.fidelity[0].top1_agree;
@@ -197,7 +203,9 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--stop", options->stop, "Stop string (repeatable)");
   cmd->add_option("--shadow", options->shadow,
                   "full: also decode with a full cache, teacher-forced with the generated tokens; json gains "
-                  "shadow_kl (KL(full || policy) per chosen token) and shadow_top1 (argmax agreement), rollout 0")
+                  "shadow_kl (KL(full || policy) per chosen token) and shadow_top1 (argmax agreement), and per "
+                  "refresh shadow_lost_by_layer (the full cache's attention on entries the policy lacked, per token "
+                  "fed until the next refresh × layer; see `kvbench run --help`), rollout 0")
       ->check(CLI::IsMember({"full"}));
   cmd->add_option("--format", options->format, "text or json")->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();

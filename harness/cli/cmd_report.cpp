@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "common/error.h"
 #include "io/hdf5.h"
+#include "report/attention_loss.h"
 #include "report/fidelity.h"
 #include "report/overlap.h"
 #include "report/recipe_report.h"
@@ -36,6 +37,7 @@ std::vector<Table> build_tables(const std::string& name, const std::vector<JobRe
   if (name == "overlap") return overlap_tables(jobs);
   if (name == "overlap-refreshes") return overlap_refresh_tables(jobs);
   if (name == "fidelity") return fidelity_tables(jobs);
+  if (name == "attention-loss") return attention_loss_tables(jobs);
   fail("unknown table \"{}\"", name);
 }
 
@@ -119,19 +121,25 @@ void add_report_command(CLI::App& app) {
       "  overlap-refreshes  the same, one row per matched refresh\n"
       "  fidelity       files run with --shadow full: mean KL(full || policy) per chosen token and top-1\n"
       "                 agreement with the full cache, rows policies, columns J (one table per model × task)\n"
+      "  attention-loss files run with --shadow full: per refresh, the full cache's attention (mean over the\n"
+      "                 tokens fed until the next refresh, layers and query heads) on the entries the policy\n"
+      "                 had evicted at that refresh or earlier; mean over a row's refreshes, 95% CI; rows\n"
+      "                 policies, columns J and h (the full policy loses 0)\n"
       "Seeds are pooled: a CI resamples (seed, sample) units, each the mean over its rollouts.\n"
       "Examples:\n"
       "  kvbench report results/demo/*.h5 --table policies --J 64 --h J/4\n"
       "  kvbench report results/demo/*.h5 --table accuracy-vs-j --table paired --format latex\n"
       "  kvbench report results/demo/*.h5 --table paired --J 64 --policy counter-causal --policy sliding\n"
       "  kvbench report results/demo/*.h5 --table overlap --policy counter-causal --policy counter-causal-fast\n"
+      "  kvbench report results/shadow/*.h5 --table attention-loss --table fidelity\n"
       "  kvbench report --recipe recipes/counter-causal-table2.json results/counter-causal/*.h5");
   cmd->add_option("files", o->files, "Results files (.h5)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--table", o->tables,
                   "overview, policies, aime, accuracy-vs-j, key-retention, by-retention, latency, paired, overlap, "
-                  "overlap-refreshes, fidelity")
+                  "overlap-refreshes, fidelity, attention-loss")
       ->check(CLI::IsMember({"overview", "policies", "aime", "accuracy-vs-j", "key-retention", "by-retention",
-                             "latency", "paired", "overlap", "overlap-refreshes", "fidelity"}))
+                             "latency", "paired", "overlap", "overlap-refreshes", "fidelity",
+                             "attention-loss"}))
       ->capture_default_str();
   cmd->add_option("--format", o->format, "md, csv or latex")->check(CLI::IsMember({"md", "csv", "latex"}))
       ->capture_default_str();

@@ -126,8 +126,14 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--shadow", o->shadow,
                   "full: also decode each sample with a full cache, teacher-forced with the policy's own tokens, and\n"
                   "record per chosen token KL(full || policy) of the next-token distributions and whether the argmax\n"
-                  "tokens agree (results rows shadow_kl, shadow_top1; `kvbench report --table fidelity`). Costs a\n"
-                  "second, full-cache decode")
+                  "tokens agree (results rows shadow_kl, shadow_top1; `kvbench report --table fidelity`); and per\n"
+                  "refresh the attention mass lost: for every token fed after the refresh until the next one (or\n"
+                  "the end), the full cache's attention probability on the entries the policy's cache lacked -\n"
+                  "evicted at that refresh or an earlier one - per layer, mean over query heads (refreshes\n"
+                  "shadow_lost_by_layer, their mean shadow_lost_mass; `kvbench report --table attention-loss`).\n"
+                  "Summed over refreshes this is the future attention (every later query) on each refresh's\n"
+                  "evicted entries, the quantity future-oracle minimises. Costs a second, full-cache decode that\n"
+                  "keeps every layer's attention probabilities of the tokens it feeds")
       ->check(CLI::IsMember({"full"}));
   cmd->add_option("--out", o->out, "Results file (default: results/<job label>.h5)");
   cmd->add_flag("--force", o->force, "Replace an existing output or work file, even of a different job");

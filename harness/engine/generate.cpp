@@ -121,6 +121,8 @@ void SampleGeneration::add_refresh(RefreshRecord record, const char* phase, int6
   record.step = index;
   record.processed = processed;
   result_.refreshes.push_back(std::move(record));
+  if (shadow_)  // this refresh's window of lost attention opens (engine/shadow.h)
+    result_.lost_attention.push_back({cache_.num_layers(), std::vector<std::vector<float>>(settings_.rollouts)});
 }
 
 void SampleGeneration::prefill() {
@@ -137,7 +139,7 @@ void SampleGeneration::prefill() {
                     at::arange(begin, begin + length, at::kLong).unsqueeze(0).to(device), &cache_, {}};
     input.options.attention = policy_.needs().step_attention;
     const ForwardResult step = model_.forward({input}).front();
-    if (shadow_) full_logits = shadow_->feed(input.ids, input.positions);
+    if (shadow_) full_logits = feed_shadow(input.ids, input.positions);
     observe(step);
     if (policy_.evicts() && cache_.size() > budget.J + budget.frozen)
       add_refresh(refresh(model_, cache_, policy_, budget, settings_.phrase), "prefill", index, begin + length);
@@ -175,7 +177,7 @@ bool SampleGeneration::observe_step(const ForwardResult& step) {
   cache_size_sum_ += static_cast<double>(cache_.size());
   entries_sum_ += cache_.mean_entries_per_head();
   if (shadow_)  // the step's logits were computed before any refresh of this step
-    compare_with_shadow(step.logits.select(1, step.logits.size(1) - 1), shadow_->feed(fed_ids_, fed_positions_));
+    compare_with_shadow(step.logits.select(1, step.logits.size(1) - 1), feed_shadow(fed_ids_, fed_positions_));
   observe(step);
   return policy_.evicts() && processed() % settings_.budget.h == 0;
 }
@@ -198,6 +200,20 @@ void SampleGeneration::compare_with_shadow(const at::Tensor& policy_logits, cons
   for (int64_t b = 0; b < settings_.rollouts; ++b)
     if (rollouts_->active(b))  // finished rollouts keep feeding their last token, but choose nothing
       record_fidelity(result_.fidelity[b], full_logits[std::min(b, full_logits.size(0) - 1)], policy_logits[b]);
+}
+
+at::Tensor SampleGeneration::feed_shadow(const at::Tensor& ids, const at::Tensor& positions) {
+  const bool window_open = !result_.lost_attention.empty();  // before the first refresh nothing is missing
+  const ShadowStep full = shadow_->feed(ids, positions, window_open);
+  if (!window_open) return full.logits;
+  const at::Tensor lost = attention_on_absent(full.attention, cache_).to(at::kFloat);  // [B, T, L]
+  auto& window = result_.lost_attention.back().by_rollout;
+  for (int64_t b = 0; b < settings_.rollouts; ++b)
+    if (!rollouts_ || rollouts_->active(b)) {  // a finished rollout's fed token is no query of its sequence
+      const at::Tensor mine = lost[std::min(b, lost.size(0) - 1)].contiguous();  // prefill: one row for all
+      window[b].insert(window[b].end(), mine.data_ptr<float>(), mine.data_ptr<float>() + mine.numel());
+    }
+  return full.logits;
 }
 
 GenerationResult SampleGeneration::take() {

@@ -49,6 +49,7 @@ struct GenerationResult {
   int64_t peak_cache_bytes = 0;
   double prefill_seconds = 0.0, decode_seconds = 0.0;
   std::vector<StepFidelity> fidelity;  // per rollout with shadow_full (else empty)
+  std::vector<LostAttention> lost_attention;  // per refresh (parallel to refreshes) with shadow_full, else empty
 };
 
 // Throws kvbench::Error on impossible settings (J ≤ 0, h ≤ 0, recent ≥ J, frozen ≥ prompt length, ...).
@@ -86,6 +87,9 @@ class SampleGeneration {
   int64_t processed() const { return static_cast<int64_t>(result_.prompt.size()) + step_; }
   // Records each active rollout's fidelity: policy logits [B, V] against the shadow's [B or 1, V].
   void compare_with_shadow(const at::Tensor& policy_logits, const at::Tensor& full_logits);
+  // Feeds the shadow the tokens the policy's cache just took; their attention lost (engine/shadow.h) goes to
+  // the latest refresh's window. Returns the shadow's logits of the last token.
+  at::Tensor feed_shadow(const at::Tensor& ids, const at::Tensor& positions);
 
   const Model& model_;
   Policy& policy_;

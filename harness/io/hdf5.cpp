@@ -264,6 +264,13 @@ Location open_group(const Location& parent, const std::string& name) {
           path_of(parent, name)};
 }
 
+Location open_dataset(const Location& parent, const std::string& name) {
+  if (!has_object(parent, name)) fail("{}: missing dataset", path_of(parent, name));
+  return {checked(H5Dopen2(parent.handle.id(), name.c_str(), H5P_DEFAULT), H5Dclose,
+                  fmt::format("{}: cannot open dataset", path_of(parent, name))),
+          path_of(parent, name)};
+}
+
 bool has_object(const Location& parent, const std::string& name) {
   return H5Lexists(parent.handle.id(), name.c_str(), H5P_DEFAULT) > 0;
 }

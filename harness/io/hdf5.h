@@ -44,6 +44,8 @@ void seal(const std::filesystem::path& path);              // after every handle
 Location open_file(const std::filesystem::path& path);    // read-only; a sealed file must match its seal
 Location create_group(const Location& parent, const std::string& name);
 Location open_group(const Location& parent, const std::string& name);
+// A dataset as a Location, to attach attributes to it (e.g. the definition of what it holds).
+Location open_dataset(const Location& parent, const std::string& name);
 bool has_object(const Location& parent, const std::string& name);
 bool has_attribute(const Location& at, const std::string& name);
 

@@ -85,11 +85,22 @@ const Fields<RefreshTrace> kTraceFields = {{{"phase", &RefreshTrace::phase}},
                                             {"layers", &RefreshTrace::layers},
                                             {"kv_heads", &RefreshTrace::kv_heads},
                                             {"candidates_begin", &RefreshTrace::candidates_begin},
-                                            {"candidates_end", &RefreshTrace::candidates_end}},
+                                            {"candidates_end", &RefreshTrace::candidates_end},
+                                            {"shadow_lost_queries", &RefreshTrace::shadow_lost_queries}},
                                            {{"scoring_ms", &RefreshTrace::scoring_ms},
-                                            {"compaction_ms", &RefreshTrace::compaction_ms}},
+                                            {"compaction_ms", &RefreshTrace::compaction_ms},
+                                            {"shadow_lost_mass", &RefreshTrace::shadow_lost_mass}},
                                            {{"kept_positions", &RefreshTrace::kept_positions}},
-                                           {{"scores", &RefreshTrace::scores}}};
+                                           {{"scores", &RefreshTrace::scores},
+                                            {"shadow_lost_by_layer", &RefreshTrace::shadow_lost_by_layer}}};
+
+// Stored beside the data (engine/shadow.h has the reasoning).
+constexpr const char* kLostAttentionDefinition =
+    "--shadow full: per refresh, queries x layers row-major (queries = shadow_lost_queries): for every token fed "
+    "after this refresh until the next refresh of the row (or the end of generation; tokens of finished rollouts "
+    "excluded), per layer, the full-cache twin's attention probability on the original positions absent from the "
+    "policy's cache at that step (evicted at this refresh or an earlier one), mean over query heads. "
+    "shadow_lost_mass = the mean of these values (NaN when no token followed the refresh).";
 
 template <class T>
 void write_attributes(const h5::Location& at, const T& value, const Fields<T>& fields) {
@@ -121,7 +132,8 @@ void write_columns(const h5::Location& at, const std::vector<T>& items, const Fi
 // empty: see missing_value). Names are unique across rows and refreshes.
 const std::set<std::string> kAddedInSchema1 = {"key_retention",   "mean_entries_per_head", "peak_cache_bytes",
                                                "scores",          "candidates_begin",      "candidates_end",
-                                               "shadow_kl",       "shadow_top1"};
+                                               "shadow_kl",       "shadow_top1",           "shadow_lost_queries",
+                                               "shadow_lost_mass", "shadow_lost_by_layer"};
 
 template <class Value>
 Value missing_value() {
@@ -242,7 +254,9 @@ void write_results(const std::filesystem::path& path, const Results& results) {
     h5::write_attribute(root, "batch", results.info.batch);
     write_attributes(h5::create_group(root, "summary"), results.summary, kSummaryFields);
     write_rows(h5::create_group(root, "rows"), results.rows);
-    write_columns(h5::create_group(root, "refreshes"), results.refreshes, kTraceFields);
+    const h5::Location refreshes = h5::create_group(root, "refreshes");
+    write_columns(refreshes, results.refreshes, kTraceFields);
+    h5::write_attribute(h5::open_dataset(refreshes, "shadow_lost_by_layer"), "definition", kLostAttentionDefinition);
   }  // closed: the seal covers the final bytes
   h5::seal(path);
 }

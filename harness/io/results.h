@@ -55,6 +55,14 @@ struct RefreshTrace {  // one refresh as seen by one row
   std::vector<float> scores;
   int64_t candidates_begin = -1, candidates_end = -1;
   double scoring_ms = 0.0, compaction_ms = 0.0;  // timing
+  // --shadow full (engine/shadow.h): the refresh's window is every token fed after it until the next refresh
+  // (or the end of generation); per such query and layer, the full twin's attention probability on the entries
+  // the policy's cache lacked (evicted at this refresh or an earlier one), mean over query heads: queries ×
+  // layers, row-major; and its mean over queries and layers (NaN when no token followed the refresh).
+  // Without a shadow (and in older files): −1, empty, NaN.
+  int64_t shadow_lost_queries = -1;
+  std::vector<float> shadow_lost_by_layer;
+  double shadow_lost_mass = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct RunInfo {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <list>
 #include <set>
 
@@ -76,6 +77,16 @@ RefreshTrace trace_of(const RefreshRecord& record, int64_t rollout) {
   t.scoring_ms = record.scoring_ms;
   t.compaction_ms = record.compaction_ms;
   return t;
+}
+
+// The shadow's attention lost over one refresh's window (engine/shadow.h), for rollout b.
+void add_lost_attention(RefreshTrace& trace, const LostAttention& lost, int64_t rollout) {
+  trace.shadow_lost_by_layer = lost.by_rollout[rollout];
+  const auto values = static_cast<int64_t>(trace.shadow_lost_by_layer.size());
+  trace.shadow_lost_queries = values / lost.layers;
+  double sum = 0.0;
+  for (const float value : trace.shadow_lost_by_layer) sum += value;
+  trace.shadow_lost_mass = values == 0 ? std::numeric_limits<double>::quiet_NaN() : sum / static_cast<double>(values);
 }
 
 // The cache a sample's generation will hold at its largest, checked against this machine's memory before a
@@ -166,7 +177,11 @@ SampleResults finish_sample(const JobConfig& job, const tasks::Task& task, Sampl
       row.shadow_top1 = result.fidelity[b].top1_agree;
     }
     out.rows.push_back(std::move(row));
-    for (const auto& record : result.refreshes) out.refreshes.push_back(trace_of(record, b));
+    for (size_t i = 0; i < result.refreshes.size(); ++i) {
+      RefreshTrace trace = trace_of(result.refreshes[i], b);
+      if (!result.lost_attention.empty()) add_lost_attention(trace, result.lost_attention[i], b);
+      out.refreshes.push_back(std::move(trace));
+    }
   }
   return out;
 }

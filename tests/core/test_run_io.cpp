@@ -2,6 +2,7 @@
 // and sign-test / bootstrap values derived by hand.
 #include "torch_catch.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -40,6 +41,9 @@ kvbench::SampleResults sample(const std::string& id, double score) {
   trace.scores = {0.1f, -1.25f, 3e-8f, 1e30f};  // float32 values no short decimal holds exactly
   trace.candidates_begin = 1;
   trace.candidates_end = 3;
+  trace.shadow_lost_queries = 2;  // 2 queries × 2 layers
+  trace.shadow_lost_by_layer = {0.25f, 1e-7f, 0.5f, 0.1f};
+  trace.shadow_lost_mass = (0.25 + 1e-7 + 0.5 + 0.1) / 4;
   return {{row}, {trace}};
 }
 
@@ -63,12 +67,19 @@ TEST_CASE("results file round trip keeps every field, pred=None and per-head tra
   CHECK_FALSE(back.rows[1].pred.has_value());
   CHECK(kvbench::to_json(back.refreshes[1]) == kvbench::to_json(results.refreshes[1]));
   CHECK(back.refreshes[1].scores == results.refreshes[1].scores);
-  // A journal line written before scores and candidates were recorded reads as "not recorded".
+  CHECK(back.refreshes[1].shadow_lost_by_layer == results.refreshes[1].shadow_lost_by_layer);
+  CHECK(back.refreshes[1].shadow_lost_mass == results.refreshes[1].shadow_lost_mass);
+  // A journal line written before scores, candidates and attention loss were recorded reads as "not recorded".
   kvbench::json old = kvbench::to_json(results.refreshes[1]);
-  for (const char* added : {"scores", "candidates_begin", "candidates_end"}) old.erase(added);
+  for (const char* added : {"scores", "candidates_begin", "candidates_end", "shadow_lost_queries", "shadow_lost_mass",
+                            "shadow_lost_by_layer"})
+    old.erase(added);
   const kvbench::RefreshTrace old_trace = kvbench::trace_from_json(old);
   CHECK(old_trace.scores.empty());
   CHECK(old_trace.candidates_begin == -1);
+  CHECK(old_trace.shadow_lost_queries == -1);
+  CHECK(old_trace.shadow_lost_by_layer.empty());
+  CHECK(std::isnan(old_trace.shadow_lost_mass));
   CHECK(back.summary.score == 0.5);
   CHECK(back.summary.pred_none_rate == 0.5);
   CHECK(back.summary.mean_generated_length == 3.0);

@@ -28,7 +28,8 @@ ROWS = {"sample_id": "str", "rollout": "i", "seed": "i", "prompt_length": "i", "
 ALLOCATOR_FIELDS = {"allocator", "pyramid_ratio"}  # in the config only when not uniform
 REFRESHES = {"row": "i", "phase": "str", "step": "i", "processed": "i", "size_before": "i", "size_after": "i",
              "layers": "i", "kv_heads": "i", "kept_positions": "vlen", "scoring_ms": "f", "compaction_ms": "f",
-             "scores": "vlen-float32", "candidates_begin": "i", "candidates_end": "i"}
+             "scores": "vlen-float32", "candidates_begin": "i", "candidates_end": "i",
+             "shadow_lost_queries": "i", "shadow_lost_mass": "f", "shadow_lost_by_layer": "vlen-float32"}
 
 
 def text(value):
@@ -140,6 +141,12 @@ def main(path, expected_rollouts, granularity):
         scores = refreshes["scores"][k]
         assert len(scores) == (refreshes["size_before"][k] if granularity == "token" else 0), len(scores)
         assert 0 <= refreshes["candidates_begin"][k] <= refreshes["candidates_end"][k] <= refreshes["size_before"][k]
+        # Attention lost (--shadow full): queries × layers values; without a shadow −1, empty, NaN.
+        queries, lost = refreshes["shadow_lost_queries"][k], refreshes["shadow_lost_by_layer"][k]
+        if config["shadow"] == "full":
+            assert queries >= 0 and len(lost) == queries * model["num_hidden_layers"], (queries, len(lost))
+        else:
+            assert queries == -1 and len(lost) == 0 and np.isnan(refreshes["shadow_lost_mass"][k])
     print(f"{path}: schema ok ({n} rows, {len(refreshes['row'])} refresh traces)")
 
 
