@@ -19,10 +19,12 @@ for kind in mlp mlstm; do
   kvbench train-scorer --model "$model" --data "rare-fact:seed=7,samples=2,words=60" --s 2 --w 4 --k 8 --kind $kind \
     --hidden 8 --steps 3 --out "$work/kvpop-$kind.safetensors" > /dev/null 2>&1 || fail "train-scorer --kind $kind"
 done
-# Per layer and KV head: h2o-true, tova, kvpop (attention-mass fallback and learned); tokens: h2o, importance.
-# Fields: allocator, policy, sinks the policy keeps, learned scorer (or -).
+# Per layer and KV head: h2o-true, tova, kvpop (attention-mass fallback and learned), random; tokens: h2o, importance,
+# counter-causal (full and fast; they keep the lowest scores). Fields: allocator, policy, sinks the policy
+# keeps, learned scorer (or -).
 for run in "pyramid h2o-true 0 -" "ada h2o-true 0 -" "pyramid h2o 0 -" "pyramid tova 0 -" "ada tova 0 -" \
-  "pyramid importance 0 -" "pyramid kvpop 2 -" "ada kvpop 2 -" "pyramid kvpop 2 mlp" "ada kvpop 2 mlstm"; do
+  "pyramid importance 0 -" "pyramid kvpop 2 -" "ada kvpop 2 -" "pyramid kvpop 2 mlp" "ada kvpop 2 mlstm" \
+  "pyramid counter-causal 0 -" "pyramid counter-causal-fast 0 -" "ada random 0 -"; do
   read -r allocator policy sinks scorer <<< "$run"
   name="$allocator-$policy-$scorer"
   extra=(--sinks "$sinks")
@@ -152,10 +154,32 @@ assert len(sizes) > 1, f"ada kept the same count in every head: {sizes}"
 assert uniform["allocator"] == "uniform" and ada["allocator"] == "ada"
 PY
 
+# Pyramid with ratio 1 gives every layer J: counter-causal's pass over the (unragged) ragged cache must
+# compute exactly the uniform pass, so scores, kept sets and tokens are bitwise those of uniform.
+for policy in counter-causal counter-causal-fast; do
+  for allocator in "uniform" "pyramid --pyramid-ratio 1"; do
+    kvbench generate --model "$model" --prompt "$prompt" --policy "$policy" --J 24 --h 6 --recent 4 --allocator $allocator \
+      --max-new 41 --format json > "$work/ratio1-$policy-${allocator%% *}.json" || fail "generate $policy $allocator"
+  done
+  "$py" - "$work/ratio1-$policy-uniform.json" "$work/ratio1-$policy-pyramid.json" <<'PY' || fail "$policy: pyramid ratio 1 ≠ uniform"
+import json, sys
+uniform, pyramid = (json.load(open(p)) for p in sys.argv[1:])
+assert uniform["generated_ids"] == pyramid["generated_ids"]
+assert len(uniform["refreshes"]) == len(pyramid["refreshes"]) > 5
+for u, p in zip(uniform["refreshes"], pyramid["refreshes"]):
+    for key in ("scores", "kept_positions"):
+        rows = [p[key]] if not isinstance(p[key][0], list) else [row for layer in p[key] for row in layer]
+        assert all(row == u[key] for row in rows), (key, p["step"])  # exact float equality
+print(uniform["policy"], "pyramid ratio 1 = uniform over", len(uniform["refreshes"]), "refreshes")
+PY
+done
+
 # Bad input: scorers that cannot score a ragged cache, token-level scorers with ada, bad names and ratios
 # are refused with the field named.
 expect_error "allocator pyramid needs a policy that scores every layer and KV head" \
-  kvbench generate --model "$model" --prompt "$prompt" --policy counter-causal --J 16 --allocator pyramid
+  kvbench generate --model "$model" --prompt "$prompt" --policy sliding --J 16 --allocator pyramid
+expect_error "allocator ada shares each layer's budget" \
+  kvbench generate --model "$model" --prompt "$prompt" --policy counter-causal --J 16 --allocator ada
 expect_error "allocator ada shares each layer's budget" \
   kvbench generate --model "$model" --prompt "$prompt" --policy h2o --J 16 --recent 4 --allocator ada
 expect_error "allocator" kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --allocator tall
