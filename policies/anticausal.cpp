@@ -34,6 +34,31 @@ at::Tensor attend_later_entries(const at::Tensor& q, const at::Tensor& keys, con
   return out.view({B, H, rows, D}).transpose(1, 2);
 }
 
+// A ragged cache's layer: query rows q [B, H, rows, D] of tokens at positions row_positions [B, rows]
+// (ascending; -1 = a sequence's padding row) attend to the entries this layer holds at positions
+// > p_i + min_gap (key_positions [B, KV, N]; padding slots at -1 never). The products start at the first
+// slot any row may see, so an unragged layer computes exactly what attend_later_entries computes (the
+// same products, the same masked entries); a row with no allowed key in some head gets 0 there.
+at::Tensor attend_later_positions(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                                  const at::Tensor& key_positions, const at::Tensor& row_positions, int64_t min_gap) {
+  const int64_t B = q.size(0), H = q.size(1), rows = q.size(2), D = q.size(3), KV = keys.size(1), G = H / KV;
+  const at::Tensor row_limit = row_positions.masked_fill(row_positions.lt(0), std::numeric_limits<int64_t>::max() - min_gap);
+  const at::Tensor allowed = key_positions.unsqueeze(2).gt((row_limit + min_gap).view({B, 1, rows, 1}));  // [B, KV, rows, N]
+  const at::Tensor seen = allowed.flatten(0, 2).any(0);
+  if (!seen.any().item<bool>()) return at::zeros({B, rows, H, D}, q.options());
+  const int64_t begin = seen.to(at::kLong).argmax().item<int64_t>(), N = keys.size(2) - begin;
+  const at::Tensor grouped = q.reshape({B, KV, G * rows, D});
+  at::Tensor scores = at::matmul(grouped, keys.narrow(2, begin, N).transpose(-1, -2));
+  scores = scores.to(q.scalar_type() == at::kDouble ? at::kDouble : at::kFloat);  // softmax in float32, as Model::attend
+  scores.div_(std::sqrt(static_cast<double>(D)));
+  const at::Tensor visible = allowed.narrow(-1, begin, N).unsqueeze(2);  // [B, KV, 1, rows, N]
+  scores.view({B, KV, G, rows, N}).masked_fill_(visible.logical_not(), -std::numeric_limits<double>::infinity());
+  at::Tensor probs = at::softmax(scores, -1);
+  probs.view({B, KV, G, rows, N}).masked_fill_(visible.any(-1, /*keepdim=*/true).logical_not(), 0.0);
+  const at::Tensor out = at::matmul(probs.to(values.scalar_type()), values.narrow(2, begin, N));  // [B, KV, G * rows, D]
+  return out.view({B, H, rows, D}).transpose(1, 2);
+}
+
 // Row i's own-token logit at its final hidden state x[i] (float32): one LM-head row per entry, never n × vocab.
 at::Tensor own_token_logits(const Model& model, const at::Tensor& ids, const at::Tensor& x) {
   const at::Tensor normed = model.rms_norm(x, model.weights().final_norm).to(at::kFloat);
@@ -57,7 +82,7 @@ std::vector<std::vector<Block>> pack_blocks(const std::vector<AnticausalSample>&
   std::vector<Block> small;
   int64_t small_rows = 0;
   for (size_t s = 0; s < samples.size(); ++s) {
-    const int64_t n = samples[s].cache.size(), B = samples[s].input.size(0);
+    const int64_t n = samples[s].cache.held_tokens(), B = samples[s].input.size(0);
     for (int64_t begin = 0; begin < n; begin += pass_rows) {
       const Block block{s, begin, std::min(pass_rows, n - begin), B * std::min(pass_rows, n - begin)};
       if (block.product_rows > linear_detail::kSmallRows) {
@@ -87,7 +112,7 @@ void run_pack(const Model& model, const std::vector<AnticausalSample>& samples, 
   std::vector<at::Tensor> inputs, ids;
   for (const Block& b : pack) {
     inputs.push_back(samples[b.sample].input.narrow(1, b.begin, b.rows).reshape({b.product_rows, hidden}));
-    ids.push_back(samples[b.sample].cache.token_ids().narrow(1, b.begin, b.rows).reshape({b.product_rows}));
+    ids.push_back(samples[b.sample].cache.held_token_ids().narrow(1, b.begin, b.rows).reshape({b.product_rows}));
   }
   at::Tensor x = pack_rows(inputs);  // [rows of every block, hidden]
   for (int64_t l = first_layer; l < model.config().num_layers; ++l) {
@@ -117,18 +142,31 @@ void run_pack(const Model& model, const std::vector<AnticausalSample>& samples, 
 
 at::Tensor anticausal_attention(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& q_heads,
                                 int64_t min_gap, int64_t first_row, int64_t block_rows) {
-  const int64_t B = q_heads.size(0), rows = q_heads.size(1), n = cache.size();
+  const int64_t B = q_heads.size(0), rows = q_heads.size(1);
   const ModelConfig& c = model.config();
-  const at::Tensor q = model.rope(q_heads.transpose(1, 2), cache.positions().narrow(1, first_row, rows));
+  const at::Tensor row_positions = cache.held_token_positions().narrow(1, first_row, rows);
+  // Padding rows (-1, ragged caches only) take RoPE at 0; nothing reads their output.
+  const at::Tensor q = model.rope(q_heads.transpose(1, 2), row_positions.clamp_min(0));
   const at::Tensor keys = cache.keys(layer), values = cache.values(layer);
-  // The newest min_gap + 1 entries have no key to attend to: their attention output is 0.
-  const int64_t with_keys = std::clamp<int64_t>(n - min_gap - 1 - first_row, 0, rows);
+  const int64_t n = keys.size(2);
+  // Rows with a key to attend to come first: the newest have no later entry (token level: the newest
+  // min_gap + 1 slots; ragged: positions beyond the layer's newest − min_gap − 1, and padding rows).
+  const int64_t with_keys =
+      cache.ragged() ? row_positions.ge(0)
+                           .logical_and(row_positions.lt(cache.head_positions(layer).max() - min_gap))
+                           .any(0)
+                           .sum()
+                           .item<int64_t>()
+                     : std::clamp<int64_t>(n - min_gap - 1 - first_row, 0, rows);
   if (block_rows <= 0) block_rows = std::max(kMinBlockRows, kScoreBlockBytes / (B * c.num_heads * n * 4));
   at::Tensor attended = at::zeros({B, rows, c.num_heads, c.head_dim}, q.options());
   for (int64_t begin = 0; begin < with_keys; begin += block_rows) {
     const int64_t count = std::min(block_rows, with_keys - begin);
+    const at::Tensor block_q = q.narrow(2, begin, count);
     attended.narrow(1, begin, count)
-        .copy_(attend_later_entries(q.narrow(2, begin, count), keys, values, first_row + begin, min_gap));
+        .copy_(cache.ragged() ? attend_later_positions(block_q, keys, values, cache.head_positions(layer),
+                                                       row_positions.narrow(1, begin, count), min_gap)
+                              : attend_later_entries(block_q, keys, values, first_row + begin, min_gap));
   }
   return attended.view({B, rows, c.num_heads * c.head_dim});
 }
@@ -143,7 +181,7 @@ std::vector<at::Tensor> anticausal_scores_together(const Model& model, const std
                                                    int64_t first_layer, bool with_mlp, int64_t pass_rows) {
   std::vector<at::Tensor> scores;
   for (const AnticausalSample& s : samples)
-    scores.push_back(at::empty({s.input.size(0), s.cache.size()}, s.input.options().dtype(at::kFloat)));
+    scores.push_back(at::empty({s.input.size(0), s.cache.held_tokens()}, s.input.options().dtype(at::kFloat)));
   for (const std::vector<Block>& pack : pack_blocks(samples, pass_rows))
     run_pack(model, samples, pack, first_layer, with_mlp, scores);
   return scores;
@@ -162,6 +200,25 @@ double anticausal_pass_flops(const ModelConfig& config, int64_t n, int64_t min_g
   return layers * per_layer + 2 * n * hidden;
 }
 
+namespace {
+// A ragged cache's token scores [B, U] (one per token any layer holds) → [B, L, KV, N]: every slot gets
+// its token's score, padding 0, so each layer ranks the same scores among the entries it holds.
+at::Tensor scores_per_slot(const KvCache& cache, const at::Tensor& token_scores) {
+  const at::Tensor positions = cache.held_token_positions().to(token_scores.device());
+  const int64_t past_last = positions.max().item<int64_t>() + 1;  // one column past every position collects padding
+  const auto column = [&](const at::Tensor& p) { return p.masked_fill(p.lt(0), past_last); };
+  const at::Tensor by_position = at::zeros({cache.batch(), past_last + 1}, token_scores.options())
+                                     .scatter_(1, column(positions), token_scores)
+                                     .index_fill_(1, at::tensor({past_last}, positions.options()), 0.0);
+  std::vector<at::Tensor> layers;
+  for (int64_t l = 0; l < cache.num_layers(); ++l) {
+    const at::Tensor slots = column(cache.head_positions_padded(l).to(token_scores.device()));  // [B, KV, N]
+    layers.push_back(by_position.unsqueeze(1).expand({cache.batch(), slots.size(1), by_position.size(1)}).gather(2, slots));
+  }
+  return at::stack(layers, 1);
+}
+}  // namespace
+
 KeepRule AnticausalPolicy::keep_rule(const CacheBudget& budget) const {
   return {/*keep_lowest=*/true, std::max(budget.recent, budget.min_gap + 1), Granularity::Token};
 }
@@ -176,7 +233,11 @@ std::vector<at::Tensor> AnticausalPolicy::score_together(const std::vector<Sampl
     shape = pass(s.context);
     passes.push_back({s.context.cache, shape.input, s.context.budget.min_gap});
   }
-  return anticausal_scores_together(samples.front().context.model, passes, shape.first_layer, shape.with_mlp);
+  std::vector<at::Tensor> scores =
+      anticausal_scores_together(samples.front().context.model, passes, shape.first_layer, shape.with_mlp);
+  for (size_t i = 0; i < samples.size(); ++i)
+    if (samples[i].context.cache.ragged()) scores[i] = scores_per_slot(samples[i].context.cache, scores[i]);
+  return scores;
 }
 
 }  // namespace kvbench

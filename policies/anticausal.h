@@ -4,12 +4,20 @@
 // are independent of one another: the pass runs a block of entries at a time through all its layers,
 // and attends a smaller block of query rows at a time, so scoring n entries never holds an n×n score
 // matrix per head (users run n = 16K–128K) and the working set stays in cache.
+//
+// Ragged caches (the pyramid allocator): layers hold different entries, so the pass runs over the tokens
+// any layer holds (KvCache::held_token_ids, ascending by position), and at layer l each token's fresh
+// query attends only to the entries cached at layer l whose *position* is > its own + min_gap (padding
+// never). "Later" and min_gap are on positions here, on slots in a token-level cache; the two agree for
+// min_gap = 0 and an unragged layer, where the pass computes exactly the token-level products. Each token
+// gets one score, which every layer holding it shares: each layer keeps its own best among its entries.
 #pragma once
 #include "policies/policy.h"
 
 namespace kvbench {
 
-// One layer's anti-causal attention of the entries first_row … first_row + rows − 1 of `cache`, from their
+// One layer's anti-causal attention of the entries first_row … first_row + rows − 1 of `cache` (its held
+// tokens, KvCache::held_token_ids), from their
 // query heads q [B, rows, H, D] before RoPE (Model::query_heads): [B, rows, H·D]. Query rows are attended
 // `block_rows` at a time (0: as many as keep one block's scores within a cache-sized budget, at least 32).
 at::Tensor anticausal_attention(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& q,
@@ -61,10 +69,11 @@ struct AnticausalPass {
 
 // counter-causal and counter-causal-fast: the scores of one anti-causal pass, which has no per-sample
 // state, so samples that refresh at the same step share one (anticausal_scores_together). Entries with no
-// future (the newest min_gap + 1) always stay.
+// future (the newest min_gap + 1) always stay. Scores are [B, n] token-level, [B, L, KV, N] for a ragged cache.
 class AnticausalPolicy : public Policy {
  public:
   KeepRule keep_rule(const CacheBudget& budget) const override;
+  bool scores_ragged_caches() const override { return true; }
   at::Tensor score(const ScoringContext& context) override;
   std::vector<at::Tensor> score_together(const std::vector<SampleScoring>& samples) override;
 

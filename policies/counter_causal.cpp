@@ -13,7 +13,7 @@ class CounterCausalPolicy final : public AnticausalPolicy {
 
  protected:
   AnticausalPass pass(const ScoringContext& context) const override {
-    return {context.model.embed(context.cache.token_ids()), 0, /*with_mlp=*/true};
+    return {context.model.embed(context.cache.held_token_ids()), 0, /*with_mlp=*/true};
   }
 };
 }  // namespace

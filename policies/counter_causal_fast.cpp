@@ -13,7 +13,7 @@ class CounterCausalFastPolicy final : public AnticausalPolicy {
 
  protected:
   AnticausalPass pass(const ScoringContext& context) const override {
-    return {context.cache.last_layer_input(), context.model.config().num_layers - 1, /*with_mlp=*/false};
+    return {context.cache.held_last_layer_input(), context.model.config().num_layers - 1, /*with_mlp=*/false};
   }
 };
 }  // namespace

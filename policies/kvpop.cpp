@@ -4,6 +4,10 @@
 // documented untrained fallback is the attention mass real queries paid so far (as h2o-true). A stateful
 // scorer (mLSTM, train/kvpop_mlstm.h) sees every entry once as it enters the cache and scores it when
 // it leaves the protected window; entries it has not scored yet are kept.
+//
+// Ragged caches (pyramid, ada): the scores are per layer and KV head already; each layer's are padded to
+// the widest layer, padding slots scoring 0 (the allocator never ranks them), and a stateful scorer
+// sees each layer's new entries at that layer's end.
 #include "policies/attention_mass.h"
 #include "policies/policy.h"
 #include "policies/retention_scorer.h"
@@ -22,6 +26,7 @@ class KvpopPolicy final : public Policy {
   KeepRule keep_rule(const CacheBudget& budget) const override {
     return {false, budget.recent, Granularity::PerKvHead, budget.sinks};
   }
+  bool scores_ragged_caches() const override { return true; }
   void prepare(const Model& model, const std::vector<int64_t>&, const GenerationSettings&, const StopCheck&) override {
     model_ = &model;
   }
@@ -31,16 +36,21 @@ class KvpopPolicy final : public Policy {
   }
   at::Tensor score(const ScoringContext& context) override {
     if (!scorer_) return mass_.value();
+    const KvCache& cache = context.cache;
     std::vector<at::Tensor> layers;
-    for (int64_t l = 0; l < context.cache.num_layers(); ++l)
-      layers.push_back(stream_ ? stream_->scores(l, context.cache.head_positions(l))
-                               : scorer_->score(context.model, l, context.cache.keys(l), context.cache.values(l),
-                                                context.cache.head_positions(l)));
+    for (int64_t l = 0; l < cache.num_layers(); ++l) {
+      const at::Tensor positions = cache.head_positions(l);  // [B, KV, N_l], -1 = padding
+      const at::Tensor held = cache.ragged() ? positions.clamp_min(0) : positions;
+      const at::Tensor scores = stream_ ? stream_->scores(l, held)
+                                        : scorer_->score(context.model, l, cache.keys(l), cache.values(l), held);
+      layers.push_back(cache.ragged() ? at::constant_pad_nd(scores.masked_fill(positions.lt(0), 0.0),
+                                                            {0, cache.size() - positions.size(2)})
+                                      : scores);
+    }
     return at::stack(layers, 1);
   }
   void on_compact(const at::Tensor& keep) override {
     if (!scorer_) mass_.compact(keep);
-    streamed_ = keep.size(-1);
   }
   void expand_batch(int64_t batch) override {
     mass_.expand_batch(batch);
@@ -49,23 +59,28 @@ class KvpopPolicy final : public Policy {
   void reset() override {
     mass_.reset();
     stream_ = scorer_ ? scorer_->stream() : nullptr;
-    streamed_ = 0;
+    newest_streamed_ = -1;
   }
 
  private:
-  // A stateful scorer sees each entry once, when it enters the cache (the newest entries since the last call).
+  // A stateful scorer sees each entry once, when it enters the cache: the tokens fed since the last call
+  // (all of them at the first), which every layer appended at its end. Counted by position, since a
+  // ragged cache's layers differ in size; tokens are fed in order, as many to every sequence.
   void stream_new_entries(const KvCache& cache) {
-    const int64_t count = cache.size() - streamed_;
-    for (int64_t l = 0; l < cache.num_layers(); ++l)
-      stream_->append(*model_, l, cache.keys(l).narrow(2, streamed_, count), cache.values(l).narrow(2, streamed_, count),
-                      cache.head_positions(l).narrow(2, streamed_, count));
-    streamed_ = cache.size();
+    const int64_t newest = cache.head_positions(0).max().item<int64_t>();
+    const int64_t count = newest_streamed_ < 0 ? cache.size() : newest - newest_streamed_;
+    for (int64_t l = 0; l < cache.num_layers(); ++l) {
+      const int64_t end = cache.size(l);
+      stream_->append(*model_, l, cache.keys(l).narrow(2, end - count, count), cache.values(l).narrow(2, end - count, count),
+                      cache.head_positions(l).narrow(2, end - count, count));
+    }
+    newest_streamed_ = newest;
   }
 
   std::unique_ptr<RetentionScorer> scorer_;
   std::unique_ptr<ScorerStream> stream_;  // stateful scorers only
   const Model* model_ = nullptr;
-  int64_t streamed_ = 0;                   // cache entries the stream has seen
+  int64_t newest_streamed_ = -1;           // the newest position the stream has seen (-1: none)
   AttentionMass mass_;
 };
 }  // namespace

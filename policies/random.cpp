@@ -1,4 +1,5 @@
-// random: a seeded control — uniform scores drawn afresh at every refresh.
+// random: a seeded control — uniform scores drawn afresh at every refresh. With the pyramid or ada
+// allocator every layer and KV head draws its own ([B, L, KV, N], padding slots included and ignored).
 #include <random>
 
 #include "policies/policy.h"
@@ -11,8 +12,15 @@ class RandomPolicy final : public Policy {
   explicit RandomPolicy(uint64_t seed) : seed_(seed), rng_(seed) {}
   std::string name() const override { return "random"; }
   void reset() override { rng_.seed(seed_); }
+  KeepRule keep_rule(const CacheBudget& budget) const override {
+    return {false, budget.recent, ragged(budget) ? Granularity::PerKvHead : Granularity::Token};
+  }
+  bool scores_ragged_caches() const override { return true; }
   at::Tensor score(const ScoringContext& context) override {
-    at::Tensor scores = at::empty({context.cache.batch(), context.cache.size()}, at::kFloat);
+    const KvCache& cache = context.cache;
+    at::Tensor scores = ragged(context.budget)
+                            ? at::empty({cache.batch(), cache.num_layers(), cache.keys(0).size(1), cache.size()}, at::kFloat)
+                            : at::empty({cache.batch(), cache.size()}, at::kFloat);
     std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
     float* data = scores.data_ptr<float>();
     for (int64_t i = 0; i < scores.numel(); ++i) data[i] = uniform(rng_);
@@ -20,6 +28,8 @@ class RandomPolicy final : public Policy {
   }
 
  private:
+  static bool ragged(const CacheBudget& budget) { return budget.allocator != CacheBudget::Allocator::Uniform; }
+
   uint64_t seed_;
   std::mt19937_64 rng_;
 };

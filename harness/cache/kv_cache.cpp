@@ -25,8 +25,8 @@ void KvCache::reserve(int64_t capacity) {
   if (capacity <= capacity_) return;
   auto grow = [&](at::Tensor& storage, at::IntArrayRef shape, int64_t dim, at::TensorOptions opts) {
     at::Tensor fresh = at::empty(shape, opts);
-    if (storage.defined() && size_ + pending_ > 0)
-      fresh.narrow(dim, 0, size_ + pending_).copy_(storage.narrow(dim, 0, size_ + pending_));
+    const int64_t rows = std::max(size_, tokens_) + pending_;
+    if (storage.defined() && rows > 0) fresh.narrow(dim, 0, rows).copy_(storage.narrow(dim, 0, rows));
     storage = fresh;
   };
   for (size_t l = 0; l < keys_.size(); ++l) {
@@ -94,12 +94,28 @@ at::Tensor KvCache::all_positions() const {
 }
 
 at::Tensor KvCache::last_layer_input() const {
-  return keep_last_layer_input_ ? used(last_input_, 1) : at::Tensor();
+  return keep_last_layer_input_ && !per_head() ? used(last_input_, 1) : at::Tensor();
+}
+
+void KvCache::require_token_table() const {
+  if (per_head() && !ragged_) fail("KvCache: per-KV-head compaction keeps no table of held tokens");
+}
+
+int64_t KvCache::held_tokens() const {
+  require_token_table();
+  return tokens_;
+}
+
+at::Tensor KvCache::held_token_ids() const { return ids_.narrow(1, 0, held_tokens()); }
+at::Tensor KvCache::held_token_positions() const { return positions_.narrow(1, 0, held_tokens()); }
+at::Tensor KvCache::held_last_layer_input() const {
+  return keep_last_layer_input_ ? last_input_.narrow(1, 0, held_tokens()) : at::Tensor();
 }
 
 void KvCache::begin_append(int64_t count) {
   if (pending_ != 0) fail("KvCache: begin_append while an append is in progress");
-  if (size_ + count > capacity_) reserve(std::max(size_ + count, 2 * capacity_));
+  const int64_t needed = std::max(size_, tokens_) + count;
+  if (needed > capacity_) reserve(std::max(needed, 2 * capacity_));
   pending_ = count;
 }
 
@@ -111,14 +127,15 @@ std::pair<at::Tensor, at::Tensor> KvCache::append_layer(int64_t layer, const at:
 }
 
 void KvCache::end_append(const at::Tensor& ids, const at::Tensor& positions, const at::Tensor& last_layer_input) {
-  ids_.narrow(1, size_, pending_).copy_(ids);
-  positions_.narrow(1, size_, pending_).copy_(positions);
+  ids_.narrow(1, tokens_, pending_).copy_(ids);
+  positions_.narrow(1, tokens_, pending_).copy_(positions);
   for (size_t l = 0; l < head_positions_.size(); ++l)
     head_positions_[l].narrow(2, layer_size_[l], pending_).copy_(positions.unsqueeze(1).expand({batch_, kv_heads_, pending_}));
-  if (keep_last_layer_input_) last_input_.narrow(1, size_, pending_).copy_(last_layer_input);
+  if (keep_last_layer_input_) last_input_.narrow(1, tokens_, pending_).copy_(last_layer_input);
   for (int64_t& n : layer_size_) n += pending_;
   if (pending_ > 0) last_ids_.copy_(ids.select(1, ids.size(1) - 1));
   size_ += pending_;
+  tokens_ += pending_;
   pending_ = 0;
 }
 
@@ -143,7 +160,7 @@ void KvCache::compact(const at::Tensor& keep) {
   gather_into(ids_, 1, index);
   gather_into(positions_, 1, index);
   if (keep_last_layer_input_) gather_into(last_input_, 1, index.unsqueeze(-1).expand({batch_, kept, hidden_}));
-  size_ = kept;
+  size_ = tokens_ = kept;
   std::fill(layer_size_.begin(), layer_size_.end(), kept);
 }
 
@@ -155,7 +172,7 @@ void KvCache::compact_per_head(const at::Tensor& keep) {
   if (kept > 0 && (index.min().item<int64_t>() < 0 || index.max().item<int64_t>() >= size_))
     fail("KvCache::compact_per_head: slot index out of range [0, {})", size_);
   if (ragged_) fail("KvCache::compact_per_head: the cache is ragged; use compact_ragged");
-  to_per_head();
+  to_per_head(/*keep_token_table=*/false);
   for (int64_t l = 0; l < num_layers(); ++l) {
     const at::Tensor layer_index = index.select(1, l);  // [B, KV, M]
     const at::Tensor rows = layer_index.unsqueeze(-1).expand({batch_, kv_heads_, kept, head_dim_});
@@ -165,17 +182,18 @@ void KvCache::compact_per_head(const at::Tensor& keep) {
     values_[l].narrow(2, 0, kept).copy_(v);
     head_positions_[l].narrow(2, 0, kept).copy_(p);
   }
-  size_ = kept;
+  size_ = tokens_ = kept;  // the token table is dropped: appends write it at the slot end, unused
   std::fill(layer_size_.begin(), layer_size_.end(), kept);
 }
 
-void KvCache::to_per_head() {
+void KvCache::to_per_head(bool keep_token_table) {
   if (per_head()) return;  // every head starts from the token-level positions
   const auto long_opts = options_.dtype(at::kLong);
   for (int64_t l = 0; l < num_layers(); ++l) {
     head_positions_.push_back(at::empty({batch_, kv_heads_, capacity_}, long_opts));
     head_positions_.back().narrow(2, 0, size_).copy_(positions_.narrow(1, 0, size_).unsqueeze(1).expand({batch_, kv_heads_, size_}));
   }
+  if (keep_token_table) return;
   keep_last_layer_input_ = false;  // H^(L-1) is a per-token quantity
   last_input_ = at::Tensor();
 }
@@ -184,7 +202,7 @@ void KvCache::compact_ragged(const at::Tensor& keep) {
   const at::Tensor index = keep.to(keys_.front().device(), at::kLong);
   if (index.dim() != 4 || index.size(0) != batch_ || index.size(1) != num_layers() || index.size(2) != kv_heads_)
     fail("KvCache::compact_ragged: keep must be [B, L, KV, M]");
-  to_per_head();
+  to_per_head(/*keep_token_table=*/true);
   ragged_ = true;
   for (int64_t l = 0; l < num_layers(); ++l) {
     const at::Tensor held = index.select(1, l).ge(0);  // [B, KV, M]
@@ -203,6 +221,32 @@ void KvCache::compact_ragged(const at::Tensor& keep) {
     padded_[l] = padding.any().item<bool>();
   }
   size_ = *std::max_element(layer_size_.begin(), layer_size_.end());
+  compact_token_table();
+}
+
+// The token table keeps the rows whose position some layer and head still holds, in their order.
+void KvCache::compact_token_table() {
+  const at::Tensor table = positions_.narrow(1, 0, tokens_);  // [B, U], ascending, -1 padding
+  const int64_t unheld = std::max<int64_t>(table.max().item<int64_t>(), 0) + 1;  // a column for -1s
+  at::Tensor held = at::zeros({batch_, unheld + 1}, table.options());
+  for (int64_t l = 0; l < num_layers(); ++l) {
+    const at::Tensor p = head_positions(l).flatten(1);
+    held.scatter_(1, p.masked_fill(p.lt(0), unheld), 1);
+  }
+  held.select(1, unheld).zero_();  // padding (of the layers and of the table) is no token
+  const at::Tensor keep = held.gather(1, table.masked_fill(table.lt(0), unheld)).gt(0);
+  const at::Tensor row = at::arange(tokens_, table.options());
+  const at::Tensor kept_first = std::get<0>(at::where(keep, row, row + tokens_).sort(-1));
+  const int64_t kept = keep.sum(-1).max().item<int64_t>();
+  const at::Tensor index = kept_first.narrow(1, 0, kept), padding = index.ge(tokens_);
+  const at::Tensor rows = index.masked_fill(padding, 0);
+  const at::Tensor ids = ids_.narrow(1, 0, tokens_).gather(1, rows);
+  const at::Tensor positions = table.gather(1, rows).masked_fill_(padding, -1);
+  ids_.narrow(1, 0, kept).copy_(ids);
+  positions_.narrow(1, 0, kept).copy_(positions);
+  if (keep_last_layer_input_)
+    last_input_.narrow(1, 0, kept).copy_(last_input_.narrow(1, 0, tokens_).gather(1, rows.unsqueeze(-1).expand({batch_, kept, hidden_})));
+  tokens_ = kept;
 }
 
 void KvCache::expand_batch(int64_t batch) {

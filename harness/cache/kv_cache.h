@@ -50,6 +50,14 @@ class KvCache {
   // Bytes of keys and values one sequence holds in its slots (padding included: it occupies memory).
   int64_t bytes_per_sequence() const;
   at::Tensor last_layer_input() const;     // [B, N, hidden]; undefined unless kept (token level only)
+  // The tokens any layer holds, ascending by position: ids [B, U], positions [B, U], H^(L-1) [B, U, hidden]
+  // (undefined unless kept). Token level: the cache's entries (U = size()). Ragged: the union over every
+  // layer and head; sequences whose unions are shorter are padded at the end with position -1. Not kept
+  // after per-KV-head compaction (kvbench::Error).
+  int64_t held_tokens() const;
+  at::Tensor held_token_ids() const;
+  at::Tensor held_token_positions() const;
+  at::Tensor held_last_layer_input() const;
   // The newest token appended to each sequence [B] (−1 before any), whether or not eviction kept it:
   // the key smear (Model::smear_keys) reads the previous token of every new one.
   at::Tensor last_token_ids() const { return last_ids_; }
@@ -73,12 +81,15 @@ class KvCache {
  private:
   void reserve(int64_t capacity);
   at::Tensor used(const at::Tensor& storage, int64_t dim) const;
-  void to_per_head();
+  void to_per_head(bool keep_token_table);
+  void compact_token_table();
+  void require_token_table() const;
 
   int64_t batch_, kv_heads_, head_dim_, hidden_;
   bool keep_last_layer_input_;
   at::TensorOptions options_;
   int64_t size_ = 0, pending_ = 0, capacity_ = 0;
+  int64_t tokens_ = 0;                     // rows of the token table (ids_, positions_, last_input_): size_ unless ragged
   std::vector<int64_t> layer_size_;        // slots per layer (all size_ unless ragged)
   std::vector<bool> padded_;               // per layer: some slot holds no entry
   bool ragged_ = false;

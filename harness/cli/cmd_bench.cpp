@@ -305,29 +305,32 @@ KvCache filled_cache(const Model& model, int64_t n) {
   return cache;
 }
 
-// One round: the machine's GEMM rate, then every (n, policy) against it, then the fitted exponents.
-void refresh_bench_round(const RefreshBenchOptions& o, const Model& model, std::vector<std::unique_ptr<Policy>>& policies,
-                         const std::vector<KvCache>& caches) {
+// One round: the machine's GEMM rate, then for each n its cache, filled just before its policies are
+// measured and dropped after (so the largest n never shares memory with the others), then the fitted exponents.
+void refresh_bench_round(const RefreshBenchOptions& o, const Model& model, std::vector<std::unique_ptr<Policy>>& policies) {
   const MachineRates rates = measure_machine_rates(o.model.parsed_device(), o.model.parsed_dtype());
   std::cout << fmt::format("machine: GEMM {:.1f} GFLOP/s, read bandwidth {:.1f} GB/s\n", rates.gemm_gflops,
                            rates.read_gbps)
             << fmt::format("{:>7}  {:<22} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9}\n", "n", "policy", "median ms", "GFLOP",
                            "GFLOP/s", "% GEMM", "peak MiB", "pass MiB");
   const std::vector<double> sizes(o.sizes.begin(), o.sizes.end());
-  std::vector<std::vector<double>> ms(policies.size()), pass_mib(policies.size());  // [policy][n]
+  // [policy][n]
+  std::vector<std::vector<double>> ms(policies.size()), peak_mib(policies.size()), pass_mib(policies.size());
   for (size_t s = 0; s < o.sizes.size(); ++s) {
+    const KvCache cache = filled_cache(model, o.sizes[s]);
     for (size_t p = 0; p < policies.size(); ++p) {
       ::malloc_trim(0);  // freed heap goes back first, so the pass's own memory shows as growth above `resident`
       const int64_t resident_kb = status_kb("VmRSS:");
       reset_peak_rss();
-      ms[p].push_back(median_scoring_ms(model, *policies[p], caches[s], o));
+      ms[p].push_back(median_scoring_ms(model, *policies[p], cache, o));
       const int64_t peak_kb = status_kb("VmHWM:");
+      peak_mib[p].push_back(peak_kb / 1024.0);
       pass_mib[p].push_back((peak_kb - resident_kb) / 1024.0);
       const auto flops = scoring_flops(o.policies[p], model.config(), o.sizes[s], o.min_gap);
       const double gflops = flops ? *flops / 1e9 : NAN, rate = gflops / (ms[p].back() / 1e3);
       std::cout << fmt::format("{:>7}  {:<22} {:>10.1f} {:>9.1f} {:>9.1f} {:>6.1f}% {:>9.0f} {:>9.1f}\n", o.sizes[s],
                                o.policies[p], ms[p].back(), gflops, rate, 100 * rate / rates.gemm_gflops,
-                               peak_kb / 1024.0, pass_mib[p].back());
+                               peak_mib[p].back(), pass_mib[p].back());
     }
     if (ms.size() == 2)
       std::cout << fmt::format("{:>7}  time ratio {} / {}: {:.2f}x\n", "", o.policies[0], o.policies[1],
@@ -339,8 +342,9 @@ void refresh_bench_round(const RefreshBenchOptions& o, const Model& model, std::
     return std::isnan(a) ? std::string("– (under two n with a value > 0)") : fmt::format("{:.2f}", a);
   };
   for (size_t p = 0; p < policies.size(); ++p)
-    std::cout << fmt::format("fit over n = {}: {} latency ∝ n^{}, pass memory ∝ n^{}\n", fmt::join(o.sizes, ","),
-                             o.policies[p], exponent(ms[p]), exponent(pass_mib[p]));
+    std::cout << fmt::format("fit over n = {}: {} latency ∝ n^{}, peak RSS ∝ n^{}, pass memory ∝ n^{}\n",
+                             fmt::join(o.sizes, ","), o.policies[p], exponent(ms[p]), exponent(peak_mib[p]),
+                             exponent(pass_mib[p]));
 }
 
 void run_refresh_bench(const RefreshBenchOptions& o) {
@@ -348,13 +352,11 @@ void run_refresh_bench(const RefreshBenchOptions& o) {
   std::cout << describe(o.model, model) << "\n";
   std::vector<std::unique_ptr<Policy>> policies;
   for (const auto& name : o.policies) policies.push_back(make_policy(name));
-  std::vector<KvCache> caches;
-  for (int64_t n : o.sizes) caches.push_back(filled_cache(model, n));
   if (!reset_peak_rss()) std::cout << "(peak RSS cannot be reset here: each figure is the process's peak so far)\n";
   for (int64_t round = 1; round <= o.rounds; ++round) {
     std::cout << fmt::format("round {} of {}, median of {} timed scorings after {} warm-up(s)\n", round, o.rounds,
                              o.repeats, o.warmups);
-    refresh_bench_round(o, model, policies, caches);
+    refresh_bench_round(o, model, policies);
   }
 }
 
@@ -401,8 +403,10 @@ void add_bench_command(CLI::App& app) {
       "refresh",
       "Refresh scoring latency vs cache size n, per policy: median ms, the pass's work in GFLOP and the rate\n"
       "achieved, as a share of the GEMM rate measured in the same run, the peak RSS while scoring and the part\n"
-      "of it the pass added (pass MiB = peak − resident before), then per policy the exponents of latency and\n"
-      "pass memory fitted by least squares on log–log over the n measured (blocked passes: memory ≈ n^1).\n"
+      "of it the pass added (pass MiB = peak − resident before), then per policy the exponents of latency, peak\n"
+      "RSS and pass memory fitted by least squares on log–log over the n measured (blocked passes: memory ≈ n^1).\n"
+      "Each n's cache (n random tokens, filled by the causal forward) is built just before its policies are\n"
+      "measured and freed after, so peak RSS holds one cache at a time and large n (65536) fit in memory.\n"
       "Work (counter-causal over all L layers with MLP, counter-causal-fast over the last without), a\n"
       "multiply-add = 2 FLOP: per layer 2·n·hidden·(2·H·D [q, o] + 3·intermediate [MLP]) + 4·H·D·P, with\n"
       "P = m(m+1)/2 allowed (query, key) pairs, m = n − min_gap − 1; plus 2·n·hidden for the own-token logits.");

@@ -65,9 +65,12 @@ void PolicyCliOptions::add_to(CLI::App* command) {
                       "How J is spread over layers and KV heads. uniform: J in every layer and head. pyramid "
                       "(PyramidKV): layer budgets fall linearly from the first layer to the last (ratio "
                       "--pyramid-ratio), summing to layers x J. ada (Ada-KV): each layer's KV x J shared among its "
-                      "heads by score, so focused heads keep less. pyramid needs a policy that scores ragged caches (h2o, "
-                      "h2o-true, future-oracle), ada per-head scores (h2o-true, future-oracle); the cache then "
-                      "holds fewer entries where the budget is smaller")
+                      "heads by score, so focused heads keep less. pyramid composes with every scorer: per-head ones "
+                      "(h2o-true, future-oracle, kvpop, tova: each layer's newest query, random) and token ones (h2o, "
+                      "importance: each layer's own keys; counter-causal[-fast]: one pass over the tokens any "
+                      "layer holds, each layer's queries reading only that layer's later entries); ada needs "
+                      "per-head scores (h2o-true, future-oracle, kvpop, tova, random). Not: sliding, streaming "
+                      "(they keep by position). The cache then holds fewer entries where the budget is smaller")
       ->check(CLI::IsMember({"uniform", "pyramid", "ada"}))
       ->capture_default_str();
   command->add_option("--pyramid-ratio", pyramid_ratio,

@@ -1,5 +1,9 @@
 // Budget allocators beyond uniform: how a refresh spreads the budget J over layers and KV heads, for any
-// scorer that can score a ragged cache (Policy::scores_ragged_caches). Uniform allocation
+// scorer that can score a ragged cache (Policy::scores_ragged_caches): every scorer but sliding and
+// streaming, which keep by position. Per layer and KV head: h2o-true, future-oracle, kvpop, tova (each
+// layer's newest query), random. Token scores: h2o (by original position), importance (each layer's
+// own keys), counter-causal[-fast] (one pass over the tokens any layer holds, each layer's queries
+// reading only that layer's later entries; policies/anticausal.h). Uniform allocation
 // (the same J in every layer and head) is select_keep in engine/budget.h; these two give layers and heads
 // different sizes, so the cache becomes ragged (cache/kv_cache.h) and really holds less.
 //
@@ -14,12 +18,13 @@
 //     rounded down, then the L·J − Σ⌊B_l⌋ missing units go one each to the layers with the largest
 //     fractional parts (ties: the lower layer), so budgets sum exactly to L·J. Every B_l must be at least
 //     sinks + recent (else the ratio is refused). Each head of layer l keeps its top (B_l − sinks − recent)
-//     candidates by its own scores; token-level scores (h2o) are shared by all layers and heads, so each
-//     layer keeps its own top B_l of the same ranking among the entries it holds.
+//     candidates by its own scores; a token scorer's scores are shared by a layer's heads (h2o and
+//     counter-causal: by every layer holding the token), so each layer keeps its own top B_l among the
+//     entries it holds.
 //   ada (Ada-KV, Feng et al. 2024): in each layer the candidates of all KV heads compete together for the
 //     layer's KV·(J − sinks − recent) candidate slots, so the layer holds KV·(frozen + J) entries in all,
 //     and heads whose scores concentrate keep less (ties: the lower head, then the older slot). It needs
-//     per-head scores (token-level scorers are refused). Per-head minimum: the protected entries above.
+//     per-head scores (token scorers — h2o, importance, counter-causal — are refused). Per-head minimum: the protected entries above.
 #pragma once
 #include <ATen/ATen.h>
 

@@ -5,6 +5,7 @@
 // appends after a ragged compaction, and a second ragged compaction.
 #include "torch_catch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
@@ -198,4 +199,54 @@ TEST_CASE("allocator in the job identity: absent for uniform, with its ratio onl
   CHECK_FALSE(to_json(job).contains("pyramid_ratio"));  // no effect on ada: not part of its identity
   CHECK(current_form(uniform) == uniform);
   CHECK_THROWS_WITH(job_from_json(json{{"allocator", 3}}, "cfg"), Catch::Contains("allocator"));
+}
+
+// The token table of a ragged cache (what counter-causal's pass runs over): the tokens any layer or head
+// still holds, ascending by position, per sequence, the shorter union padded at its end with position -1;
+// H^(L-1) rows follow their tokens; appends go after the union.
+TEST_CASE("ragged cache keeps ids, positions and H^(L-1) of the tokens any layer holds", "[cache][ragged]") {
+  ModelConfig config = tiny_model_config(ModelFamily::Llama, 32, 4, 2, 50);
+  config.num_layers = 2;
+  const Model model = random_model(config, 3, at::kCPU, at::kFloat);
+  KvCache cache(config, 2, model.options(), /*keep_last_layer_input=*/true);
+  const at::Tensor ids = at::tensor({10, 11, 12, 13, 14, 15, 20, 21, 22, 23, 24, 25}, at::kLong).view({2, 6});
+  model.forward(ids, at::arange(6, at::kLong).unsqueeze(0).expand({2, 6}).contiguous(), cache);
+  const at::Tensor input = cache.last_layer_input().clone();  // [2, 6, hidden]
+  // Sequence 0 holds {0, 1, 3, 5} across layers and heads (2 and 4 nowhere); sequence 1 holds all but 1.
+  const std::vector<std::vector<std::vector<std::vector<int64_t>>>> keep = {
+      {{{0, 1}, {0, 3}}, {{5}, {1, 5}}},
+      {{{0, 2, 3}, {4}}, {{5, 3}, {2}}}};
+  at::Tensor keep_tensor = at::full({2, 2, 2, 3}, -1, at::kLong);
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t l = 0; l < 2; ++l)
+      for (int64_t h = 0; h < 2; ++h) {
+        std::vector<int64_t> slots = keep[b][l][h];
+        std::sort(slots.begin(), slots.end());
+        for (size_t m = 0; m < slots.size(); ++m) keep_tensor[b][l][h][m] = slots[m];
+      }
+  cache.compact_ragged(keep_tensor);
+  REQUIRE(cache.held_tokens() == 5);
+  CHECK(at::equal(cache.held_token_positions(), at::tensor({0, 1, 3, 5, -1, 0, 2, 3, 4, 5}, at::kLong).view({2, 5})));
+  CHECK(at::equal(cache.held_token_ids().narrow(1, 0, 4)[0], at::tensor({10, 11, 13, 15}, at::kLong)));
+  CHECK(at::equal(cache.held_token_ids()[1], at::tensor({20, 22, 23, 24, 25}, at::kLong)));
+  const at::Tensor rows0 = at::tensor({0, 1, 3, 5}, at::kLong), rows1 = at::tensor({0, 2, 3, 4, 5}, at::kLong);
+  CHECK(at::equal(cache.held_last_layer_input()[0].narrow(0, 0, 4), input[0].index_select(0, rows0)));
+  CHECK(at::equal(cache.held_last_layer_input()[1], input[1].index_select(0, rows1)));
+  CHECK_FALSE(cache.last_layer_input().defined());  // a slot-aligned H^(L-1) no longer exists
+  model.forward(at::tensor({30, 31}, at::kLong).view({2, 1}), at::full({2, 1}, 6, at::kLong), cache);
+  REQUIRE(cache.held_tokens() == 6);
+  CHECK(at::equal(cache.held_token_positions().select(1, 5), at::tensor({6, 6}, at::kLong)));
+  CHECK(at::equal(cache.held_token_ids().select(1, 5), at::tensor({30, 31}, at::kLong)));
+  // A second compaction, by slot. Layer 0 now holds positions (sequence 0) [0 1 -1 6], [0 3 -1 6] and
+  // (sequence 1) [0 2 3 6], [4 -1 -1 6]; layer 1 [5 -1 6], [1 5 6] and [3 5 6], [2 -1 6].
+  at::Tensor second = at::full({2, 2, 2, 1}, -1, at::kLong);
+  const int64_t slots[2][2][2] = {{{1, 3}, {2, 2}}, {{0, 0}, {1, 0}}};  // → sequence 0 {1, 6}, 1 {0, 4, 5, 2}
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t l = 0; l < 2; ++l)
+      for (int64_t h = 0; h < 2; ++h) second[b][l][h][0] = slots[b][l][h];
+  cache.compact_ragged(second);
+  REQUIRE(cache.held_tokens() == 4);
+  CHECK(at::equal(cache.held_token_positions(), at::tensor({1, 6, -1, -1, 0, 2, 4, 5}, at::kLong).view({2, 4})));
+  CHECK(at::equal(cache.held_token_ids()[0].narrow(0, 0, 2), at::tensor({11, 30}, at::kLong)));
+  CHECK(at::equal(cache.held_token_ids()[1], at::tensor({20, 22, 24, 25}, at::kLong)));
 }

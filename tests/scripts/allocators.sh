@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Budget allocators (--allocator pyramid|ada) end to end on stories260K (5 layers, 4 KV heads): a numpy
-# recomputation from each refresh's recorded positions and scores reproduces every kept set, budgets sum
-# to the uniform total, each layer/head holds exactly its budget, the next refresh sees exactly what was
-# kept plus the tokens fed since, and the realised size / peak bytes match the recorded layouts.
+# Budget allocators (--allocator pyramid|ada) end to end on stories260K (5 layers, 4 KV heads), for every
+# scorer that composes with them: a numpy recomputation from each refresh's recorded positions and scores
+# reproduces every kept set, budgets sum to the uniform total, each layer/head holds exactly its budget,
+# the next refresh sees exactly what was kept plus the tokens fed since, and the realised size / peak
+# bytes match the recorded layouts. Scorer-specific shapes: token scorers (h2o, importance) give the heads
+# of a layer one score per entry (h2o: one per position across layers too); tova's per-layer scores are a
+# softmax over exactly the entries the layer/head holds (sum 1, padding 0).
 # Pyramid budgets are recomputed with exact rationals (fractions), not the floating-point formula.
 set -uo pipefail
 source "$(dirname "$0")/common.bash"
@@ -11,20 +14,34 @@ py=/usr/bin/python3
 "$py" -c "import numpy" 2>/dev/null || skip "/usr/bin/python3 has no numpy"
 
 prompt="Once upon a time there was a little girl named Lily. She liked to play in the park with her dog."
-# h2o-true scores per layer and KV head; h2o scores tokens (shared by every layer that holds one).
-for run in "pyramid h2o-true" "ada h2o-true" "pyramid h2o"; do
-  read -r allocator policy <<< "$run"
-  kvbench generate --model "$model" --prompt "$prompt" --policy "$policy" --J 24 --h 6 --recent 4 \
-    --allocator "$allocator" --pyramid-ratio 3 --max-new 41 --format json > "$work/$allocator-$policy.json" \
-    || fail "generate --allocator $allocator --policy $policy"
-  "$py" - "$work/$allocator-$policy.json" "$allocator" <<'PY' || fail "$allocator $policy: kept sets / budgets / sizes"
+# kvpop's learned scorers (stateless mlp, streaming mlstm): a few training steps are enough to rank entries.
+for kind in mlp mlstm; do
+  kvbench train-scorer --model "$model" --data "rare-fact:seed=7,samples=2,words=60" --s 2 --w 4 --k 8 --kind $kind \
+    --hidden 8 --steps 3 --out "$work/kvpop-$kind.safetensors" > /dev/null 2>&1 || fail "train-scorer --kind $kind"
+done
+# Per layer and KV head: h2o-true, tova, kvpop (attention-mass fallback and learned), random; tokens: h2o, importance,
+# counter-causal (full and fast; they keep the lowest scores). Fields: allocator, policy, sinks the policy
+# keeps, learned scorer (or -).
+for run in "pyramid h2o-true 0 -" "ada h2o-true 0 -" "pyramid h2o 0 -" "pyramid tova 0 -" "ada tova 0 -" \
+  "pyramid importance 0 -" "pyramid kvpop 2 -" "ada kvpop 2 -" "pyramid kvpop 2 mlp" "ada kvpop 2 mlstm" \
+  "pyramid counter-causal 0 -" "pyramid counter-causal-fast 0 -" "ada random 0 -"; do
+  read -r allocator policy sinks scorer <<< "$run"
+  name="$allocator-$policy-$scorer"
+  extra=(--sinks "$sinks")
+  [[ $scorer != - ]] && extra+=(--scorer "$work/kvpop-$scorer.safetensors")
+  kvbench generate --model "$model" --prompt "$prompt" --policy "$policy" --J 24 --h 6 --recent 4 "${extra[@]}" \
+    --allocator "$allocator" --pyramid-ratio 3 --max-new 41 --format json > "$work/$name.json" \
+    || fail "generate --allocator $allocator --policy $policy --scorer $scorer"
+  "$py" - "$work/$name.json" "$allocator" "$sinks" <<'PY' || fail "$name: kept sets / budgets / sizes / scores"
 import json, sys
 from fractions import Fraction
 
 import numpy as np
 
 out, allocator = json.load(open(sys.argv[1])), sys.argv[2]
-J, R, F, S = out["J"], out["recent"], out["frozen"], 0  # neither h2o keeps sinks
+J, R, F, S = out["J"], out["recent"], out["frozen"], int(sys.argv[3])
+lowest = out["policy"].startswith("counter-causal")  # keeps the least predictable entries
+sign = 1 if lowest else -1
 L, KV, D, BYTES = 5, 4, 8, 4                         # stories260K, float32
 
 
@@ -56,9 +73,9 @@ def expected_kept(positions, scores):  # one layer: [KV][N] → per head the kep
         candidates.append([s for s in slots if s not in edge])
     take = max(budgets[layer] - S - R, 0)
     if allocator == "pyramid":  # each head its own best, ties to the older slot
-        chosen = [sorted(c, key=lambda s: (-scores[h][s], s))[:take] for h, c in enumerate(candidates)]
+        chosen = [sorted(c, key=lambda s: (sign * scores[h][s], s))[:take] for h, c in enumerate(candidates)]
     else:  # ada: the layer's heads compete in one pool of KV·take slots, ties to (head, slot) order
-        pool = sorted(((h, s) for h in range(KV) for s in candidates[h]), key=lambda hs: (-scores[hs[0]][hs[1]], hs))
+        pool = sorted(((h, s) for h in range(KV) for s in candidates[h]), key=lambda hs: (sign * scores[hs[0]][hs[1]], hs))
         chosen = [[s for g, s in pool[:KV * take] if g == h] for h in range(KV)]
     return [sorted(positions[h][s] for s in protected[h] | set(chosen[h])) for h in range(KV)]
 
@@ -70,13 +87,22 @@ for r in refreshes:  # before the first ragged compaction the cache is token lev
         r["positions_before"] = [[r["positions_before"]] * KV] * L
     if not isinstance(r["scores"][0], list):
         r["scores"] = [[r["scores"]] * KV] * L
-    if out["policy"] == "h2o":  # token scores: one number per position, whichever layer holds it
+    if out["policy"] == "h2o" or lowest:  # token scores: one number per position, whichever layer holds it
         by_position = {}
         for layer in range(L):
             for h in range(KV):
                 for p, x in zip(r["positions_before"][layer][h], r["scores"][layer][h]):
                     if p >= 0:
                         assert by_position.setdefault(p, x) == x, (p, x, by_position[p])
+    if out["policy"] == "importance":  # token scores of each layer's own entries: its heads agree
+        for layer in range(L):
+            assert all(r["positions_before"][layer][h] == r["positions_before"][layer][0] for h in range(KV)), layer
+            assert all(r["scores"][layer][h] == r["scores"][layer][0] for h in range(KV)), layer
+    if out["policy"] == "tova":  # the newest query's softmax over the entries each layer/head holds
+        for layer in range(L):
+            for h in range(KV):
+                p, x = np.array(r["positions_before"][layer][h]), np.array(r["scores"][layer][h])
+                assert abs(x[p >= 0].sum() - 1) < 1e-5 and not x[p < 0].any(), (layer, h, x[p >= 0].sum())
 previous = None
 peak = 0
 for r in refreshes:
@@ -120,7 +146,7 @@ done
 # Ada must differ from uniform somewhere (heads get different sizes); uniform's identity has no allocator fields.
 kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 24 --h 6 --recent 4 --max-new 41 \
   --format json > "$work/uniform.json" || fail "generate uniform"
-"$py" - "$work/uniform.json" "$work/ada-h2o-true.json" <<'PY' || fail "ada vs uniform"
+"$py" - "$work/uniform.json" "$work/ada-h2o-true--.json" <<'PY' || fail "ada vs uniform"
 import json, sys
 uniform, ada = (json.load(open(p)) for p in sys.argv[1:])
 sizes = {len([p for p in row if p >= 0]) for r in ada["refreshes"] for layer in r["kept_positions"] for row in layer}
@@ -128,9 +154,32 @@ assert len(sizes) > 1, f"ada kept the same count in every head: {sizes}"
 assert uniform["allocator"] == "uniform" and ada["allocator"] == "ada"
 PY
 
-# Bad input: token-level scorers, bad names and ratios are refused with the field named.
+# Pyramid with ratio 1 gives every layer J: counter-causal's pass over the (unragged) ragged cache must
+# compute exactly the uniform pass, so scores, kept sets and tokens are bitwise those of uniform.
+for policy in counter-causal counter-causal-fast; do
+  for allocator in "uniform" "pyramid --pyramid-ratio 1"; do
+    kvbench generate --model "$model" --prompt "$prompt" --policy "$policy" --J 24 --h 6 --recent 4 --allocator $allocator \
+      --max-new 41 --format json > "$work/ratio1-$policy-${allocator%% *}.json" || fail "generate $policy $allocator"
+  done
+  "$py" - "$work/ratio1-$policy-uniform.json" "$work/ratio1-$policy-pyramid.json" <<'PY' || fail "$policy: pyramid ratio 1 ≠ uniform"
+import json, sys
+uniform, pyramid = (json.load(open(p)) for p in sys.argv[1:])
+assert uniform["generated_ids"] == pyramid["generated_ids"]
+assert len(uniform["refreshes"]) == len(pyramid["refreshes"]) > 5
+for u, p in zip(uniform["refreshes"], pyramid["refreshes"]):
+    for key in ("scores", "kept_positions"):
+        rows = [p[key]] if not isinstance(p[key][0], list) else [row for layer in p[key] for row in layer]
+        assert all(row == u[key] for row in rows), (key, p["step"])  # exact float equality
+print(uniform["policy"], "pyramid ratio 1 = uniform over", len(uniform["refreshes"]), "refreshes")
+PY
+done
+
+# Bad input: scorers that cannot score a ragged cache, token-level scorers with ada, bad names and ratios
+# are refused with the field named.
 expect_error "allocator pyramid needs a policy that scores every layer and KV head" \
-  kvbench generate --model "$model" --prompt "$prompt" --policy counter-causal --J 16 --allocator pyramid
+  kvbench generate --model "$model" --prompt "$prompt" --policy sliding --J 16 --allocator pyramid
+expect_error "allocator ada shares each layer's budget" \
+  kvbench generate --model "$model" --prompt "$prompt" --policy counter-causal --J 16 --allocator ada
 expect_error "allocator ada shares each layer's budget" \
   kvbench generate --model "$model" --prompt "$prompt" --policy h2o --J 16 --recent 4 --allocator ada
 expect_error "allocator" kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --allocator tall
