@@ -18,7 +18,9 @@ void set_cpu_threads(int threads);
 // at 1 thread decode 5.1–5.5 tokens/s and prefill 65–91, steady; at 2 threads decode 6.3–8.1 while
 // the other jobs left a CPU free but 1.1–2.5 when they did not (each parallel op waits a scheduler tick
 // for a preempted worker), and prefill 15–47 (libtorch's workers spin on the hyperthread BLAS runs on).
-// On an idle machine with hyperthreads, --threads <logical CPUs> can speed up decode.
+// On an idle machine with hyperthreads, --threads <logical CPUs> can speed up decode. (Those figures are
+// from before the build used OpenMP, when our own kernels ran on one thread at any setting. Since, on 2
+// idle vCPUs that libtorch counts as one core: decode 14.9 tokens/s at 1 thread, 23.6 at 2.)
 int default_cpu_threads();
 
 // Threads for compute-bound work (large matrix products): libtorch's pool, capped at one per physical
