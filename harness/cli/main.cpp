@@ -17,11 +17,13 @@ int main(int argc, char** argv) {
   bool verbose = false;
   int threads = 0;
   app.add_flag("-v,--verbose", verbose, "Debug logging");
-  // Default (engine/cpu_threads.h): libtorch's one thread per physical core, BLAS single-threaded inside
-  // that pool; --threads N fixes the count, as bit-for-bit training and processes side by side need.
+  // Default (engine/cpu_threads.h): one thread per logical CPU, large products on one per physical core,
+  // BLAS single-threaded inside that pool; --threads N fixes the count, as bit-for-bit training and
+  // processes side by side need.
   app.add_option("--threads", threads,
                  "CPU threads for libtorch and kvbench's kernels; BLAS always runs single-threaded inside them "
-                 "(default: one per physical core)");
+                 "(default: one per logical CPU, large matrix products one per physical core; 1 on a busy machine "
+                 "or for processes side by side)");
   app.parse_complete_callback([&] {
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
     kvbench::set_cpu_threads(threads > 0 ? threads : kvbench::default_cpu_threads());

@@ -2,6 +2,9 @@
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
+#include <sched.h>
+
+#include <cstdlib>
 
 #include <algorithm>
 
@@ -29,7 +32,12 @@ void set_cpu_threads(int threads) {
   single_threaded_blas();
 }
 
-int default_cpu_threads() { return physical_cores(); }
+int default_cpu_threads() {
+  if (std::getenv("OMP_NUM_THREADS")) return physical_cores();  // libtorch's count honours it
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return physical_cores();
+  return std::max(physical_cores(), CPU_COUNT(&allowed));
+}
 
 int compute_threads() { return std::max(1, std::min(at::get_num_threads(), physical_cores())); }
 

@@ -13,14 +13,15 @@ namespace kvbench {
 // is found at run time; any other BLAS is left alone.
 void set_cpu_threads(int threads);
 
-// The default `threads`: libtorch's own, one per physical core (cpuinfo; OMP_NUM_THREADS overrides it).
-// Measured on 2 CPUs that are one core's two hyperthreads, shared with other jobs (0.5B model, float32):
-// at 1 thread decode 5.1–5.5 tokens/s and prefill 65–91, steady; at 2 threads decode 6.3–8.1 while
-// the other jobs left a CPU free but 1.1–2.5 when they did not (each parallel op waits a scheduler tick
-// for a preempted worker), and prefill 15–47 (libtorch's workers spin on the hyperthread BLAS runs on).
-// On an idle machine with hyperthreads, --threads <logical CPUs> can speed up decode. (Those figures are
-// from before the build used OpenMP, when our own kernels ran on one thread at any setting. Since, on 2
-// idle vCPUs that libtorch counts as one core: decode 14.9 tokens/s at 1 thread, 23.6 at 2.)
+// The default `threads`: every logical CPU this process may run on (OMP_NUM_THREADS overrides it), while
+// compute-bound products stay at one thread per physical core (compute_threads). Decoding reads weights
+// at the memory bandwidth, and one core's hyperthread pair keeps more reads in flight than one thread:
+// on 2 idle vCPUs that libtorch counts as one core (qwen2.5-0.5b float32, fused norms, same run):
+// decode 15.1 tokens/s at 1 thread, 24.8–25.0 at 2; 16 samples batched 58.8 → 103.4 tokens/s; prefill
+// 121 → 118 and the counter-causal pass (n = 1024) 8.5 → 8.7 s, equal within noise, since their GEMMs
+// run on compute_threads either way. On a busy machine a parallel op waits for a preempted worker
+// (before the OpenMP build, 2 threads decoded at 1.1–2.5 tokens/s while other jobs held a CPU):
+// `--threads 1` there, and for processes run side by side.
 int default_cpu_threads();
 
 // Threads for compute-bound work (large matrix products): libtorch's pool, capped at one per physical

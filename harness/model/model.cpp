@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "model/decode_attention.h"
+#include "model/fused_ops.h"
 #include "model/linear.h"
 #include "model/swiglu.h"
 #include "model/weights.h"
@@ -185,6 +186,7 @@ Model Model::from_weights(ModelConfig config, ModelWeights weights) {
 at::Tensor Model::embed(const at::Tensor& ids) const { return at::embedding(weights_.embed_tokens, ids); }
 
 at::Tensor Model::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
+  if (fused_ops_apply(x, weight) && weight.scalar_type() == x.scalar_type()) return fused_rms_norm(x, weight, config_.rms_norm_eps);
   // As HF: normalise in float32, cast back, then scale (the order matters in bf16).
   const at::Tensor xf = x.to(compute_dtype(x));
   const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + config_.rms_norm_eps);
@@ -197,6 +199,8 @@ Rotary Model::rotary(const at::Tensor& positions) const {
 }
 
 at::Tensor Model::rotate(const at::Tensor& x, const Rotary& r) const {
+  if (fused_ops_apply(x, r.cos))
+    if (at::Tensor fused = fused_rotate(x, r.cos, r.sin); fused.defined()) return fused;
   // HF's rotate_half convention (halves, not interleaved pairs).
   const at::Tensor xf = x.to(compute_dtype(x));
   const int64_t half = x.size(-1) / 2;

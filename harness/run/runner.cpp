@@ -1,5 +1,6 @@
 #include "run/runner.h"
 
+#include <ATen/Parallel.h>
 #include <torch/version.h>
 #include <unistd.h>
 
@@ -346,7 +347,7 @@ RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const
   Results results = assemble(samples, journal);
   results.info = {KVBENCH_VERSION, git_commit(), to_json(job).dump(), TORCH_VERSION,
                   job.device,      job.dtype,          host_name(),         journal.start_time(),
-                  utc_timestamp(), options.batch};
+                  utc_timestamp(), options.batch,      at::get_num_threads()};
   write_atomically(out, results);
   journal.remove();
   outcome.summary = results.summary;

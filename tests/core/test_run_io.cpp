@@ -52,7 +52,7 @@ kvbench::SampleResults sample(const std::string& id, double score) {
 TEST_CASE("results file round trip keeps every field, pred=None and per-head traces", "[run_io]") {
   const auto dir = fresh_dir("roundtrip");
   kvbench::Results results;
-  results.info = {"0.1.0", "abc", R"({"J":8})", "1.13.0", "cpu", "float32", "host", "t0", "t1"};
+  results.info = {"0.1.0", "abc", R"({"J":8})", "1.13.0", "cpu", "float32", "host", "t0", "t1", 3, 5};
   for (const auto& s : {sample("a", 1.0), sample("b", 0.0)}) {
     results.rows.insert(results.rows.end(), s.rows.begin(), s.rows.end());
     results.refreshes.insert(results.refreshes.end(), s.refreshes.begin(), s.refreshes.end());
@@ -61,6 +61,8 @@ TEST_CASE("results file round trip keeps every field, pred=None and per-head tra
   kvbench::write_results(dir / "r.h5", results);
   const kvbench::Results back = kvbench::read_results(dir / "r.h5");
   CHECK(back.info.config_json == R"({"J":8})");
+  CHECK(back.info.batch == 3);
+  CHECK(back.info.threads == 5);
   REQUIRE(back.rows.size() == 2);
   CHECK(kvbench::to_json(back.rows[0]) == kvbench::to_json(results.rows[0]));
   CHECK(kvbench::to_json(back.rows[1]) == kvbench::to_json(results.rows[1]));

@@ -3,7 +3,7 @@
 
 Usage: compare_results.py A B   — exits 1 and names the first difference. Timing fields (wall_seconds,
 scoring_ms, compaction_ms) and provenance that differs between runs (start/end time, host, the batch size: results
-must not depend on it) are skipped.
+must not depend on it, the thread count: the content compared tells whether it mattered) are skipped.
 """
 import json
 import os
@@ -13,7 +13,7 @@ import h5py
 import numpy as np
 
 TIMING = {"rows/wall_seconds", "refreshes/scoring_ms", "refreshes/compaction_ms"}
-VOLATILE_ATTRS = {"start_time", "end_time", "host", "batch"}
+VOLATILE_ATTRS = {"start_time", "end_time", "host", "batch", "threads"}
 
 
 def nan_marked(value):
