@@ -78,6 +78,18 @@ WeightType weight_type(at::ScalarType dtype) {
 
 }  // namespace
 
+void pair_bf16_blocks(const float* x, float* out, int64_t rows, int64_t K) {
+  const int64_t blocks_end = K - K % 16;
+  for (int64_t m = 0; m < rows; ++m, x += K, out += K) {
+    for (int64_t b = 0; b < blocks_end; b += 16)
+      for (int64_t j = 0; j < 8; ++j) {
+        out[b + j] = x[b + 2 * j];
+        out[b + 8 + j] = x[b + 2 * j + 1];
+      }
+    for (int64_t k = blocks_end; k < K; ++k) out[k] = x[k];
+  }
+}
+
 void widen_f16(const uint16_t* in, float* out, int64_t n) {
   if (cpu_has_avx2_kernel()) return widen_f16_avx2(in, out, n);
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(c10::Half(in[i], c10::Half::from_bits()));
@@ -96,7 +108,14 @@ at::Tensor small_rows(const at::Tensor& x, const at::Tensor& weight, const at::T
   p.rows = xf.size(0);
   p.K = xf.size(1);
   p.N = w.size(0);
-  const auto run = kernel == Kernel::best && cpu_has_avx2_kernel() ? small_rows_avx2 : small_rows_scalar;
+  const bool simd = kernel == Kernel::best && cpu_has_avx2_kernel();
+  const auto run = simd ? small_rows_avx2 : small_rows_scalar;
+  at::Tensor x_pairs;
+  if (simd && p.type == WeightType::bf16) {
+    x_pairs = at::empty_like(xf);
+    pair_bf16_blocks(p.x, x_pairs.data_ptr<float>(), p.rows, p.K);
+    p.x_pairs = x_pairs.data_ptr<float>();
+  }
   // Chunks of output features handed out one at a time: a thread the OS preempts (other processes on
   // the machine) delays the product by one chunk, not by its static share. At least four per thread, at
   // most ~1 M multiply-adds (4 MiB of float32 weights for one row): each chunk is one contiguous stream,

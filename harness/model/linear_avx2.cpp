@@ -46,7 +46,8 @@ template <> struct Weights<WeightType::f16> {
 };
 // bfloat16 is the upper half of a float32. Sixteen of them fill a register as 8 pairs: a shift left
 // gives the even elements, a mask the odd ones, two instructions for 16 weights. Lane l takes the pair
-// (2l, 2l+1), even first, so x's block is split into its even and odd elements to match.
+// (2l, 2l+1), even first; x comes with each block split into its even and odd elements to match
+// (SmallRowsProblem::x_pairs).
 template <> struct Weights<WeightType::bf16> {
   using Element = uint16_t;
   struct Block {
@@ -58,12 +59,7 @@ template <> struct Weights<WeightType::bf16> {
     return {_mm256_castsi256_ps(_mm256_slli_epi32(pairs, 16)),
             _mm256_castsi256_ps(_mm256_and_si256(pairs, _mm256_set1_epi32(int(0xFFFF0000u))))};
   }
-  static Block load_x(const float* x) {
-    const __m256 lo = _mm256_loadu_ps(x), hi = _mm256_loadu_ps(x + 8);
-    // [x0 x2 x8 x10 | x4 x6 x12 x14] → [x0 x2 x4 x6 | x8 x10 x12 x14], and the same for the odd ones.
-    const auto in_order = [](__m256 v) { return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(v), 0xD8)); };
-    return {in_order(_mm256_shuffle_ps(lo, hi, 0x88)), in_order(_mm256_shuffle_ps(lo, hi, 0xDD))};
-  }
+  static Block load_x(const float* x_pairs) { return {_mm256_loadu_ps(x_pairs), _mm256_loadu_ps(x_pairs + 8)}; }
   static __m256 fma(Block x, Block w, __m256 acc) {
     return _mm256_fmadd_ps(x.odd, w.odd, _mm256_fmadd_ps(x.even, w.even, acc));
   }
@@ -88,7 +84,7 @@ void tile(const SmallRowsProblem& p, int64_t m0, int64_t n0) {
   const int64_t K = p.K, K_blocks = K - K % W::kBlock;
   constexpr int64_t kLine = kCacheLine / int64_t(sizeof(typename W::Element));
   const auto* w = static_cast<const typename W::Element*>(p.weight) + n0 * K;
-  const float* x = p.x + m0 * K;
+  const float* x = (T == WeightType::bf16 ? p.x_pairs : p.x) + m0 * K;
   __m256 acc[R][C];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();

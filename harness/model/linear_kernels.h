@@ -17,6 +17,10 @@ enum class WeightType { f32, bf16, f16 };
 // lane_of(k) = (k mod 16) / 2 (a register of 16 bfloat16 widens as 8 pairs; model/linear_avx2.cpp).
 struct SmallRowsProblem {
   const float* x = nullptr;  // [rows, K], contiguous
+  // bfloat16 weights, AVX2 kernel: x with each full block of 16 columns reordered to its 8 even columns,
+  // then its 8 odd ones (the tail in order), the order a block's widened pairs come in; made once per
+  // product (pair_bf16_blocks) instead of by shuffles in every register tile.
+  const float* x_pairs = nullptr;
   const void* weight = nullptr;  // [N, K], contiguous, of type `type`
   WeightType type = WeightType::f32;
   const float* bias = nullptr;  // [N] or null
@@ -32,6 +36,9 @@ constexpr int64_t lane_of(WeightType type, int64_t k) { return type == WeightTyp
 // float16 KV cache a fifth of a decode step.
 void widen_f16(const uint16_t* in, float* out, int64_t n);
 void widen_f16_avx2(const uint16_t* in, float* out, int64_t n);  // needs F16C
+
+// x [rows, K] → out [rows, K] in SmallRowsProblem::x_pairs's order.
+void pair_bf16_blocks(const float* x, float* out, int64_t rows, int64_t K);
 
 void small_rows_scalar(const SmallRowsProblem& p, int64_t n_begin, int64_t n_end);
 void small_rows_avx2(const SmallRowsProblem& p, int64_t n_begin, int64_t n_end);  // needs AVX2, FMA, F16C
