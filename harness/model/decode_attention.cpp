@@ -113,7 +113,11 @@ at::Tensor attend_groups(const at::Tensor& q, const std::vector<DecodeAttentionG
   }
   TORCH_CHECK(row == M, "decode_attention: the groups hold ", row, " rows, q has ", M);
   const int64_t G = H / (groups.empty() ? 1 : groups.front().keys.size(1));
-  at::parallel_for(0, static_cast<int64_t>(tasks.size()), 1, [&](int64_t begin, int64_t end) {
+  // Small caches (a tiny model, short prompts) attend on the calling thread, as small products do.
+  int64_t work = 0;
+  for (const auto& task : tasks) work += task.N * G * D;
+  const int64_t grain = work < linear_detail::kParallelWork ? static_cast<int64_t>(tasks.size()) : 1;
+  at::parallel_for(0, static_cast<int64_t>(tasks.size()), std::max<int64_t>(1, grain), [&](int64_t begin, int64_t end) {
     std::vector<float> weights, row;
     for (int64_t i = begin; i < end; ++i) attend_head(tasks[i], G, D, weights, row);
   });

@@ -28,6 +28,10 @@ struct SmallRowsProblem {
   int64_t rows = 0, K = 0, N = 0;
 };
 
+// Multiply-adds below which a product is not worth splitting over threads (~1 MiB of float32 weights
+// for one row: tens of microseconds, against several to wake a pool).
+constexpr int64_t kParallelWork = int64_t{1} << 18;
+
 constexpr int64_t block_columns(WeightType type) { return type == WeightType::f32 ? 8 : 16; }
 constexpr int64_t lane_of(WeightType type, int64_t k) { return type == WeightType::bf16 ? k % 16 / 2 : k % 8; }
 

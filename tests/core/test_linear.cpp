@@ -76,7 +76,9 @@ TEST_CASE("linear keeps leading dimensions of x", "[linear][model]") {
 
 TEST_CASE("linear rows are bitwise independent of the other rows, their position and the thread count",
           "[linear][model]") {
-  const int64_t K = 203, N = 37;  // K % 8 = 3: the tail too
+  // K % 8 = 3: the tail too. N: enough outputs that even one row's product is split into chunks over
+  // the threads (linear_detail::kParallelWork), and not a multiple of any register tile's width.
+  const int64_t K = 203, N = 1501;
   for (const at::ScalarType dtype : kDtypes) {
     const at::Tensor x = random({linear_detail::kSmallRows, K}, dtype, 11);
     const at::Tensor w = random({N, K}, dtype, 12), b = random({N}, dtype, 13);
