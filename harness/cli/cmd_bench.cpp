@@ -12,7 +12,7 @@
 #include <optional>
 #include <random>
 
-#include "cache/random_fill.h"
+#include "cache/resampled_cache.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "common/error.h"
@@ -293,7 +293,7 @@ double loglog_exponent(const std::vector<double>& x, const std::vector<double>& 
   return points.size() >= 2 && sxx > 0 ? sxy / sxx : NAN;
 }
 
-// A cache of n entries whose scoring takes as long as on n real tokens, built in O(n) (cache/random_fill.h):
+// A cache of n entries whose scoring takes as long as on n real tokens, built in O(n) (cache/resampled_cache.h):
 // a prefill of min(n, 512) random tokens, as it is for n ≤ 512, resampled to n entries above.
 KvCache filled_cache(const Model& model, int64_t n) {
   constexpr int64_t kPrefillTokens = 512;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `kvbench bench refresh` end to end on stories260K: a size filled by a prefill (≤ 512) and one resampled from
-# it (cache/random_fill.h, tested against references in tests/core/test_random_fill.cpp) are both measured
+# it (cache/resampled_cache.h, tested against references in tests/core/test_resampled_cache.cpp) are both measured
 # for each policy, with the time ratio and the fitted exponents.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"

@@ -1,4 +1,4 @@
-#include "cache/random_fill.h"
+#include "cache/resampled_cache.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 

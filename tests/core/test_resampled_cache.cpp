@@ -1,4 +1,4 @@
-// The O(n) cache fill of `kvbench bench refresh` (cache/random_fill.h) against independent references: the
+// The O(n) cache fill of `kvbench bench refresh` (cache/resampled_cache.h) against independent references: the
 // layout of a cache the model's own causal forward fills with n tokens, every entry a copy of a source
 // entry with its key rotated by a from-scratch RoPE (float64, written here), reproducible from the seed,
 // and scored by the counter-causal passes as a prefilled cache is.
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <set>
 
-#include "cache/random_fill.h"
+#include "cache/resampled_cache.h"
 #include "model/random_model.h"
 #include "model_test_util.h"
 #include "policies/policy.h"
@@ -57,7 +57,7 @@ int64_t source_slot(const KvCache& source, const KvCache& filled, int64_t i) {
 
 }  // namespace
 
-TEST_CASE("resampled cache: the layout and positions of a prefilled cache", "[bench][random-fill]") {
+TEST_CASE("resampled cache: the layout and positions of a prefilled cache", "[bench][resampled-cache]") {
   const Model model = tiny_model();
   const KvCache source = prefilled_cache(model, 40);
   for (int64_t n : {96, 200, 512}) {
@@ -75,7 +75,7 @@ TEST_CASE("resampled cache: the layout and positions of a prefilled cache", "[be
   }
 }
 
-TEST_CASE("resampled cache: every entry a source entry, its key rotated to its new position", "[bench][random-fill]") {
+TEST_CASE("resampled cache: every entry a source entry, its key rotated to its new position", "[bench][resampled-cache]") {
   const Model model = tiny_model();
   const KvCache source = prefilled_cache(model, 40);
   const int64_t n = 150;
@@ -98,7 +98,7 @@ TEST_CASE("resampled cache: every entry a source entry, its key rotated to its n
   CHECK(drawn.size() > 30);  // with replacement, uniformly: 150 draws of 40 miss about 1 slot
 }
 
-TEST_CASE("resampled cache: reproducible from the seed", "[bench][random-fill]") {
+TEST_CASE("resampled cache: reproducible from the seed", "[bench][resampled-cache]") {
   const Model model = tiny_model();
   const KvCache source = prefilled_cache(model, 40);
   const KvCache filled = resampled_cache(model, source, 120, 5);
@@ -113,7 +113,7 @@ TEST_CASE("resampled cache: reproducible from the seed", "[bench][random-fill]")
   CHECK_FALSE(filled.last_layer_input().equal(other.last_layer_input()));
 }
 
-TEST_CASE("resampled cache: counter-causal passes score it like a prefilled cache", "[bench][random-fill]") {
+TEST_CASE("resampled cache: counter-causal passes score it like a prefilled cache", "[bench][resampled-cache]") {
   const Model model = tiny_model();
   const int64_t n = 160;
   const KvCache filled = resampled_cache(model, prefilled_cache(model, 40), n, 5);
@@ -129,7 +129,7 @@ TEST_CASE("resampled cache: counter-causal passes score it like a prefilled cach
   }
 }
 
-TEST_CASE("resampled cache: bad sizes and sources are refused", "[bench][random-fill]") {
+TEST_CASE("resampled cache: bad sizes and sources are refused", "[bench][resampled-cache]") {
   const Model model = tiny_model();
   const KvCache source = prefilled_cache(model, 40);
   CHECK_THROWS_WITH(resampled_cache(model, source, 0, 5), Catch::Contains("n must be positive"));
