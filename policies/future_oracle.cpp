@@ -20,10 +20,8 @@ class FutureOraclePolicy final : public Policy {
   void prepare(const Model& model, const std::vector<int64_t>& prompt, const GenerationSettings& settings,
                const StopCheck& stop) override {
     if (!look_ahead_) return;
-    GenerationSettings full_settings = settings;
-    full_settings.budget.h = std::numeric_limits<int32_t>::max();
     const auto full = make_policy("full");
-    const GenerationResult future = generate(model, *full, prompt, full_settings, stop);
+    const GenerationResult future = generate(model, *full, prompt, look_ahead_settings(settings), stop);
     std::vector<int64_t> ids = prompt;
     ids.insert(ids.end(), future.rollouts[0].generated.begin(), future.rollouts[0].generated.end());
     FutureMassSpec spec;
@@ -56,6 +54,13 @@ std::unique_ptr<Policy> future_oracle_policy(at::Tensor targets) {
 // The registry's instance measures the future of each prompt it generates for.
 std::unique_ptr<Policy> make_future_oracle_policy(const PolicyOptions&) {
   return std::make_unique<FutureOraclePolicy>(at::Tensor());
+}
+
+GenerationSettings look_ahead_settings(const GenerationSettings& settings) {
+  GenerationSettings look_ahead = settings;
+  look_ahead.budget.h = std::numeric_limits<int32_t>::max();
+  look_ahead.shadow_full = false;
+  return look_ahead;
 }
 
 at::Tensor future_oracle_targets(const Model& model, const std::vector<int64_t>& ids, const FutureMassSpec& spec) {

@@ -13,6 +13,11 @@ namespace kvbench {
 // The policy over precomputed targets [L, KV, S] (original positions 0..S−1); it does not look ahead.
 std::unique_ptr<Policy> future_oracle_policy(at::Tensor targets);
 
+// The look-ahead's settings: the generation's own (same sampling, length, stop ids and rollouts, so rollout
+// 0 continues the prompt as the full cache would), never refreshed, and without what only records the run
+// and cannot change its tokens: --shadow full would decode a second full-cache twin of a full-cache run.
+GenerationSettings look_ahead_settings(const GenerationSettings& settings);
+
 // Targets [L, KV, S] of the sequence `ids` from one causal pass (no S×S matrix).
 at::Tensor future_oracle_targets(const Model& model, const std::vector<int64_t>& ids, const FutureMassSpec& spec);
 

@@ -115,7 +115,10 @@ at::Tensor allocate_ragged(const at::Tensor& scores, const KvCache& cache, const
   return at::stack(layers, 1);
 }
 
-void validate_allocator(const CacheBudget& budget, const Policy& policy, const ModelConfig& config) {
+void validate_allocator(const CacheBudget& budget, const PhraseRules& phrase, const Policy& policy,
+                        const ModelConfig& config) {
+  if (phrase.active() && budget.allocator != CacheBudget::Allocator::Uniform)
+    fail("--smooth and --keep-span rank one token-level list of candidates: they need --allocator uniform");
   if (budget.allocator == CacheBudget::Allocator::Uniform || !policy.evicts()) return;
   if (!policy.scores_ragged_caches()) {
     std::string able;

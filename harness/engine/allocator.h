@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/score_transforms.h"
 #include "policies/policy.h"
 
 namespace kvbench {
@@ -48,7 +49,9 @@ at::Tensor allocate_ragged(const at::Tensor& scores, const KvCache& cache, const
                            const KeepRule& rule);
 
 // Throws kvbench::Error when `budget.allocator` cannot serve `policy` (a scorer that cannot score a
-// ragged cache; a token-level scorer with ada) or the pyramid ratio leaves a layer below its protected entries.
-void validate_allocator(const CacheBudget& budget, const Policy& policy, const ModelConfig& config);
+// ragged cache; a token-level scorer with ada), the pyramid ratio leaves a layer below its protected entries,
+// or phrase rules (--smooth, --keep-span: one token-level ranking) meet an allocator other than uniform.
+void validate_allocator(const CacheBudget& budget, const PhraseRules& phrase, const Policy& policy,
+                        const ModelConfig& config);
 
 }  // namespace kvbench

@@ -94,9 +94,7 @@ SampleGeneration::SampleGeneration(const Model& model, Policy& policy, std::vect
       stop_(std::move(stop)),
       cache_(model.config(), 1, model.options(), policy.needs().last_layer_input) {
   validate(settings_, static_cast<int64_t>(prompt.size()), policy_);
-  validate_allocator(settings_.budget, policy_, model_.config());
-  if (settings_.phrase.active() && settings_.budget.allocator != CacheBudget::Allocator::Uniform)
-    fail("--smooth and --keep-span rank one token-level list of candidates: they need --allocator uniform");
+  validate_allocator(settings_.budget, settings_.phrase, policy_, model_.config());
   result_.prompt = std::move(prompt);
   if (settings_.shadow_full) {
     shadow_ = std::make_unique<ShadowCache>(model_);

@@ -25,8 +25,8 @@ bool records_attention_loss(const JobResults& job) {
                                   [](const RefreshTrace& t) { return t.shadow_lost_queries < 0; });
 }
 
-// Each row's attention lost, keyed by the row (for unit_values, which sees rows only).
-std::map<const ResultRow*, double> attention_lost_by_row(const JobResults& job) {
+// Each row's attention lost, keyed by the row (for defined_unit_values, which sees rows only).
+std::map<const ResultRow*, std::optional<double>> attention_lost_by_row(const JobResults& job, RefreshPhases phases) {
   const auto& rows = job.results.rows;
   std::vector<std::vector<const RefreshTrace*>> per_row(rows.size());
   for (const auto& trace : job.results.refreshes) {
@@ -34,18 +34,18 @@ std::map<const ResultRow*, double> attention_lost_by_row(const JobResults& job) 
       fail("{}: a refresh names row {} of {}", job.file.string(), trace.row, rows.size());
     per_row[trace.row].push_back(&trace);
   }
-  std::map<const ResultRow*, double> lost;
-  for (size_t i = 0; i < rows.size(); ++i) lost[&rows[i]] = row_attention_lost(per_row[i]);
+  std::map<const ResultRow*, std::optional<double>> lost;
+  for (size_t i = 0; i < rows.size(); ++i) lost[&rows[i]] = row_attention_lost(per_row[i], phases);
   return lost;
 }
 
-std::string loss_cell(const std::vector<const JobResults*>& files) {
-  if (files.empty()) return "–";
-  std::map<const ResultRow*, double> lost;
-  for (const JobResults* job : files) lost.merge(attention_lost_by_row(*job));
+std::string loss_cell(const std::vector<const JobResults*>& files, RefreshPhases phases) {
+  std::map<const ResultRow*, std::optional<double>> lost;
+  for (const JobResults* job : files) lost.merge(attention_lost_by_row(*job, phases));
   std::vector<double> values;
-  for (const auto& [unit, value] : unit_values(files, [&](const ResultRow& row) { return lost.at(&row); }))
+  for (const auto& [unit, value] : defined_unit_values(files, [&](const ResultRow& row) { return lost.at(&row); }))
     values.push_back(value);
+  if (values.empty()) return "–";
   const Interval ci = bootstrap_ci(values);
   return fmt::format("{:.4f} [{:.4f}, {:.4f}]", mean(values), ci.low, ci.high);
 }
@@ -55,15 +55,18 @@ void add_once(std::vector<T>& values, const T& value) {
   if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
 }
 
-Table loss_table(const std::string& model, const std::string& task, const std::vector<const JobResults*>& files) {
+Table loss_table(const std::string& model, const std::string& task, const std::vector<const JobResults*>& files,
+                 RefreshPhases phases) {
   std::vector<std::string> policies;
   std::set<std::pair<int64_t, int64_t>> budgets;  // (J, h)
   for (const JobResults* job : files) add_once(policies, job->policy), budgets.insert({job->J, job->h});
-  Table table{fmt::format("{} on {}: attention mass lost per refresh — the full twin's attention on entries the "
-                          "policy had evicted at that refresh or earlier, over the tokens fed until the next "
-                          "refresh (mean over them, layers and query heads; --shadow full); mean over a row's "
-                          "refreshes, bootstrap 95% CI over (seed, sample)",
-                          model, task),
+  const bool decode = phases == RefreshPhases::Decode;
+  Table table{fmt::format("{} on {}, {} refreshes: attention mass lost per refresh — the full twin's attention on "
+                          "entries the policy had evicted at that refresh or earlier, over the tokens fed until the "
+                          "next refresh (mean over them, layers and query heads; --shadow full); mean over a row's {} "
+                          "refreshes, bootstrap 95% CI over (seed, sample){}",
+                          model, task, decode ? "decode" : "all", decode ? "decode" : "prefill and decode",
+                          decode ? "; samples with no decode refresh followed by a token are left out" : ""),
               {"policy"},
               {}};
   for (const auto& [J, h] : budgets) table.header.push_back(fmt::format("J={} h={}", J, h));
@@ -73,7 +76,7 @@ Table loss_table(const std::string& model, const std::string& task, const std::v
       std::vector<const JobResults*> cell;
       for (const JobResults* job : files)
         if (job->policy == policy && std::pair{job->J, job->h} == budget) cell.push_back(job);
-      row.push_back(loss_cell(cell));
+      row.push_back(loss_cell(cell, phases));
     }
     table.rows.push_back(std::move(row));
   }
@@ -82,11 +85,14 @@ Table loss_table(const std::string& model, const std::string& task, const std::v
 
 }  // namespace
 
-double row_attention_lost(const std::vector<const RefreshTrace*>& row_refreshes) {
+std::optional<double> row_attention_lost(const std::vector<const RefreshTrace*>& row_refreshes, RefreshPhases phases) {
   std::vector<double> followed;
   for (const RefreshTrace* trace : row_refreshes)
-    if (trace->shadow_lost_queries > 0) followed.push_back(trace->shadow_lost_mass);
-  return followed.empty() ? 0.0 : mean(followed);
+    if (trace->shadow_lost_queries > 0 && (phases == RefreshPhases::All || trace->phase == "decode"))
+      followed.push_back(trace->shadow_lost_mass);
+  if (!followed.empty()) return mean(followed);
+  if (row_refreshes.empty() || phases == RefreshPhases::All) return 0.0;
+  return std::nullopt;
 }
 
 std::vector<Table> attention_loss_tables(const std::vector<JobResults>& jobs) {
@@ -103,7 +109,8 @@ std::vector<Table> attention_loss_tables(const std::vector<JobResults>& jobs) {
     std::vector<const JobResults*> files;
     for (const JobResults* job : recorded)
       if (job->model == model && job->task == task) files.push_back(job);
-    tables.push_back(loss_table(model, task, files));
+    for (const RefreshPhases phases : {RefreshPhases::All, RefreshPhases::Decode})
+      tables.push_back(loss_table(model, task, files, phases));
   }
   return tables;
 }

@@ -147,9 +147,15 @@ int64_t power_of_two_at_least(int64_t n) {
 
 std::map<std::pair<int64_t, std::string>, double> unit_values(const std::vector<const JobResults*>& group,
                                                               const std::function<double(const ResultRow&)>& value) {
+  return defined_unit_values(group, [&](const ResultRow& row) { return std::optional<double>(value(row)); });
+}
+
+std::map<std::pair<int64_t, std::string>, double> defined_unit_values(
+    const std::vector<const JobResults*>& group, const std::function<std::optional<double>(const ResultRow&)>& value) {
   std::map<std::pair<int64_t, std::string>, std::vector<double>> values;
   for (const JobResults* job : group)
-    for (const auto& row : job->results.rows) values[{job->seed, row.sample_id}].push_back(value(row));
+    for (const auto& row : job->results.rows)
+      if (const std::optional<double> v = value(row)) values[{job->seed, row.sample_id}].push_back(*v);
   std::map<std::pair<int64_t, std::string>, double> units;
   for (const auto& [key, of_unit] : values) units[key] = mean(of_unit);
   return units;

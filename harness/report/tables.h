@@ -32,6 +32,10 @@ std::string policy_label(const json& config);
 // Per (seed, sample), the mean of `value` over its rollouts: the units bootstrap CIs resample.
 std::map<std::pair<int64_t, std::string>, double> unit_values(const std::vector<const JobResults*>& group,
                                                               const std::function<double(const ResultRow&)>& value);
+// The same where some rows have no value (std::nullopt): the mean over the rollouts that have one; a unit
+// none of whose rollouts has one is left out.
+std::map<std::pair<int64_t, std::string>, double> defined_unit_values(
+    const std::vector<const JobResults*>& group, const std::function<std::optional<double>(const ResultRow&)>& value);
 
 struct Table {
   std::string title;

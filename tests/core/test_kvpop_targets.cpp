@@ -6,6 +6,7 @@
 #include <ATen/core/grad_mode.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "model/random_model.h"
@@ -207,12 +208,39 @@ TEST_CASE("the registry's future-oracle learns the future from a full-cache run 
   for (const int64_t stride : {5, 7}) {  // one policy instance, two prompts: each generation measures its own future
     std::vector<int64_t> prompt;
     for (int64_t i = 0; i < 30; ++i) prompt.push_back((i * stride + 3) % 19);
-    INFO("stride " << stride);
     const GenerationResult expected = by_hand(prompt);
-    const GenerationResult actual = generate(model, *oracle, prompt, settings);
-    CHECK(actual.rollouts[0].generated == expected.rollouts[0].generated);
-    REQUIRE(actual.refreshes.size() == expected.refreshes.size());
-    for (size_t r = 0; r < actual.refreshes.size(); ++r)
-      CHECK(at::equal(actual.refreshes[r].kept_positions, expected.refreshes[r].kept_positions));
+    for (const bool shadow : {false, true}) {  // the shadow records; the look-ahead and kept sets stay the same
+      INFO("stride " << stride << ", shadow " << shadow);
+      GenerationSettings run_settings = settings;
+      run_settings.shadow_full = shadow;
+      const GenerationResult actual = generate(model, *oracle, prompt, run_settings);
+      CHECK(actual.rollouts[0].generated == expected.rollouts[0].generated);
+      REQUIRE(actual.refreshes.size() == expected.refreshes.size());
+      for (size_t r = 0; r < actual.refreshes.size(); ++r)
+        CHECK(at::equal(actual.refreshes[r].kept_positions, expected.refreshes[r].kept_positions));
+    }
   }
+}
+
+TEST_CASE("future-oracle's look-ahead: the generation's settings, never refreshed, no shadow twin", "[kvpop][oracle]") {
+  GenerationSettings settings;
+  settings.budget.J = 12;
+  settings.budget.h = 4;
+  settings.budget.recent = 3;
+  settings.sampling.temperature = 0.7;
+  settings.sampling.seed = 9;
+  settings.max_new_tokens = 17;
+  settings.rollouts = 2;
+  settings.eos_ids = {5};
+  settings.shadow_full = true;
+  const GenerationSettings look_ahead = look_ahead_settings(settings);
+  CHECK_FALSE(look_ahead.shadow_full);
+  CHECK(look_ahead.budget.h >= std::numeric_limits<int32_t>::max());
+  CHECK(look_ahead.budget.J == 12);
+  CHECK(look_ahead.budget.recent == 3);
+  CHECK(look_ahead.sampling.temperature == 0.7);
+  CHECK(look_ahead.sampling.seed == 9);
+  CHECK(look_ahead.max_new_tokens == 17);
+  CHECK(look_ahead.rollouts == 2);
+  CHECK(look_ahead.eos_ids == std::vector<int64_t>{5});
 }

@@ -182,6 +182,25 @@ TEST_CASE("pyramid budgets: linear from first to last layer, summing exactly to 
   CHECK_THROWS_WITH(pyramid_budgets(16, 4, 0.5, 0), Catch::Contains("pyramid_ratio"));
 }
 
+TEST_CASE("validate_allocator: phrase rules need the uniform allocator", "[allocator]") {
+  const ModelConfig config = tiny_model_config(ModelFamily::Llama, 32, 4, 2, 50);
+  CacheBudget budget;
+  budget.J = 32;
+  budget.h = 8;
+  const std::string needs_uniform = "they need --allocator uniform";
+  for (const auto& [policy_name, allocator] : {std::pair{"counter-causal", CacheBudget::Allocator::Pyramid},
+                                               std::pair{"h2o-true", CacheBudget::Allocator::Ada}}) {
+    INFO(policy_name);
+    const auto policy = make_policy(policy_name);
+    budget.allocator = allocator;
+    CHECK_NOTHROW(validate_allocator(budget, PhraseRules{}, *policy, config));
+    CHECK_THROWS_WITH(validate_allocator(budget, PhraseRules{3, 1}, *policy, config), Catch::Contains(needs_uniform));
+    CHECK_THROWS_WITH(validate_allocator(budget, PhraseRules{1, 2}, *policy, config), Catch::Contains(needs_uniform));
+    budget.allocator = CacheBudget::Allocator::Uniform;
+    CHECK_NOTHROW(validate_allocator(budget, PhraseRules{3, 2}, *policy, config));
+  }
+}
+
 TEST_CASE("allocator in the job identity: absent for uniform, with its ratio only for pyramid", "[allocator][job]") {
   JobConfig job;
   job.policy = "h2o-true";

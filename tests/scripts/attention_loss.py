@@ -13,9 +13,12 @@
                             (NaN for an empty window); the dataset states its definition in an attribute.
   zero FILE.h5              nothing evicted ⇒ nothing lost: every recorded value is exactly 0.
   table CSV FILE.h5 ...     `kvbench report --table attention-loss --format csv` against the cell means
-                            recomputed here from shadow_lost_by_layer (row = mean over refreshes with a
-                            window, 0 without; unit = (seed, sample) mean over rollouts; cell = mean of units);
-                            the full policy's cell exactly 0.
+                            recomputed here from shadow_lost_by_layer, in both tables: all refreshes (row = mean
+                            over refreshes with a window, 0 without; unit = (seed, sample) mean over rollouts;
+                            cell = mean of units) and decode refreshes only (row = mean over decode refreshes
+                            with a window; 0 for a row that never refreshed; a row that refreshed without such
+                            a window has no value and is left out, and so is a unit none of whose rollouts has
+                            one; "–" for a cell without units); the full policy's cells exactly 0.
   more FEW.h5 MANY.h5       on every sample, the smaller budget loses more attention than the larger.
 """
 import csv
@@ -94,6 +97,8 @@ def load(path):
                  "fed": int(rows["prompt_length"][i]) + int(rows["generated_length"][i]) - 1}
                 for i in range(len(rows["score"]))]
     traces = [{"row": int(refreshes["row"][k]), "processed": int(refreshes["processed"][k]),
+               "phase": refreshes["phase"][k].decode() if isinstance(refreshes["phase"][k], bytes)
+               else str(refreshes["phase"][k]),
                "queries": int(refreshes["shadow_lost_queries"][k]), "mass": float(refreshes["shadow_lost_mass"][k]),
                "by_layer": np.asarray(refreshes["shadow_lost_by_layer"][k], np.float64)}
               for k in range(len(refreshes["row"]))]
@@ -136,31 +141,69 @@ def check_zero(path):
     print(f"zero: {len(values)} windows, nothing lost")
 
 
-def row_values(path):
-    """Per (seed, sample): the mean over its rollouts of the row's attention lost."""
+def row_value(own, decode_only):
+    """A row's attention lost from its refreshes, or None (decode only: refreshed, but no decode window)."""
+    windows = [t["by_layer"].mean() for t in own
+               if len(t["by_layer"]) and (not decode_only or t["phase"] == "decode")]
+    if windows:
+        return float(np.mean(windows))
+    return 0.0 if not own or not decode_only else None
+
+
+def row_values(path, decode_only=False):
+    """Per (seed, sample): the mean over its rollouts with a value of the row's attention lost."""
     config, rows, traces = load(path)
     units = {}
     for row, own in zip(rows, traces_by_row(rows, traces)):
-        followed = [t["by_layer"].mean() for t in own if len(t["by_layer"])]
-        units.setdefault((config["seed"], row["sample"]), []).append(np.mean(followed) if followed else 0.0)
+        value = row_value(own, decode_only)
+        if value is not None:
+            units.setdefault((config["seed"], row["sample"]), []).append(value)
     return config, {key: float(np.mean(v)) for key, v in units.items()}
 
 
+def csv_tables(csv_path):
+    """The CSV's tables by title (each a `# title` line, a header and rows)."""
+    tables, title, lines = {}, None, []
+    for line in open(csv_path).read().splitlines() + ["# end"]:
+        if line.startswith("# "):
+            if title:
+                tables[title] = list(csv.DictReader(lines))
+            title, lines = line[2:], []
+        elif line.strip():
+            lines.append(line)
+    return tables
+
+
+def check_cell(table, config, units, path):
+    row = next(r for r in table if r["policy"] == config["policy"])
+    cell = row[f"J={config['J']} h={config['h']}"]
+    if not units:
+        assert cell == "–", (path, cell)
+        return None
+    mean = float(np.mean(list(units.values())))
+    shown, interval = cell.split(" ", 1)
+    low, high = (float(x) for x in interval.strip("[]").split(", "))
+    assert shown == f"{mean:.4f}" and low <= float(shown) <= high, (path, cell, mean)
+    if config["policy"] == "full":  # never evicts: nothing can be lost
+        assert cell == "0.0000 [0.0000, 0.0000]", cell
+    return mean
+
+
 def check_table(csv_path, *paths):
-    lines = [line for line in open(csv_path) if not line.startswith("#")]
-    table = list(csv.DictReader(lines))
+    tables = csv_tables(csv_path)
+    everything = next(t for title, t in tables.items() if ", all refreshes:" in title)
+    decode = next(t for title, t in tables.items() if ", decode refreshes:" in title)
+    left_out = differs = 0
     for path in paths:
         config, units = row_values(path)
-        label = config["policy"]
-        row = next(r for r in table if r["policy"] == label)
-        cell = row[f"J={config['J']} h={config['h']}"]
-        mean = float(np.mean(list(units.values())))
-        shown, interval = cell.split(" ", 1)
-        low, high = (float(x) for x in interval.strip("[]").split(", "))
-        assert shown == f"{mean:.4f}" and low <= float(shown) <= high, (path, cell, mean)
-        if label == "full":  # never evicts: nothing can be lost
-            assert cell == "0.0000 [0.0000, 0.0000]", cell
-    print(f"table: {len(paths)} cells recomputed")
+        all_mean = check_cell(everything, config, units, path)
+        _, decode_units = row_values(path, decode_only=True)
+        decode_mean = check_cell(decode, config, decode_units, path)
+        left_out += len(units) - len(decode_units)
+        differs += decode_mean is not None and abs(decode_mean - all_mean) > 1e-3
+    assert differs, "the decode-only table repeats the one over all refreshes"
+    print(f"table: {len(paths)} cells recomputed in each table; decode only: {left_out} samples without a decode "
+          f"window left out, {differs} cells differ from all refreshes")
 
 
 def check_more(few, many):
