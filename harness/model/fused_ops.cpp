@@ -102,7 +102,8 @@ bool fused_ops_apply(const at::Tensor& x, const at::Tensor& other) {
 }
 
 at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
-  const at::Tensor xc = x.contiguous(), w = weight.to(x.scalar_type()).contiguous();
+  if (weight.scalar_type() != x.scalar_type()) return {};
+  const at::Tensor xc = x.contiguous(), w = weight.contiguous();
   at::Tensor out = at::empty_like(xc);
   const int64_t D = x.size(-1), rows = D ? x.numel() / D : 0;
   AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, x.scalar_type(), "fused_rms_norm", [&] {

@@ -11,11 +11,12 @@
 
 namespace kvbench {
 
-// True when x and the other operands are CPU tensors of one floating dtype that record no autograd.
+// True when x (of a floating dtype) and the other operand are CPU tensors that record no autograd.
 bool fused_ops_apply(const at::Tensor& x, const at::Tensor& other);
 
 // HF's RMSNorm over the last dim: weight · to_x_dtype(x · rsqrt(mean(x²) + eps)), computed in float32
-// (float64 for float64 x). weight [D], x [..., D].
+// (float64 for float64 x). weight [D] of x's dtype, x [..., D]; undefined for a weight of another dtype
+// (the caller then uses ATen, whose type promotion decides the result's dtype).
 at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps);
 
 // x · cos + rotate_half(x) · sin in float32 (float64 x: float64), cast back to x's dtype. x [..., D];

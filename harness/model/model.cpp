@@ -186,7 +186,8 @@ Model Model::from_weights(ModelConfig config, ModelWeights weights) {
 at::Tensor Model::embed(const at::Tensor& ids) const { return at::embedding(weights_.embed_tokens, ids); }
 
 at::Tensor Model::rms_norm(const at::Tensor& x, const at::Tensor& weight) const {
-  if (fused_ops_apply(x, weight) && weight.scalar_type() == x.scalar_type()) return fused_rms_norm(x, weight, config_.rms_norm_eps);
+  if (fused_ops_apply(x, weight))
+    if (at::Tensor fused = fused_rms_norm(x, weight, config_.rms_norm_eps); fused.defined()) return fused;
   // As HF: normalise in float32, cast back, then scale (the order matters in bf16).
   const at::Tensor xf = x.to(compute_dtype(x));
   const at::Tensor normed = xf * at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + config_.rms_norm_eps);

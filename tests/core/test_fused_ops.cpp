@@ -107,3 +107,8 @@ TEST_CASE("fused RMSNorm: a row's result is the same alone, in a batch and at an
   CHECK(at::equal(batch, batch2));
   for (const int64_t row : {0, 17, 36}) CHECK(at::equal(fused_rms_norm(x[row], w, 1e-6), batch[row]));
 }
+
+TEST_CASE("fused RMSNorm declines a weight of another dtype (the caller falls back to ATen)", "[fused][model]") {
+  const at::Tensor x = random({2, 16}, at::kBFloat16, 31), w = random({16}, at::kFloat, 32);
+  CHECK_FALSE(fused_rms_norm(x, w, 1e-6).defined());
+}
