@@ -13,7 +13,8 @@
 int main(int argc, char** argv) {
   // Large temporaries (a long cache's attention scores: 67 MiB a block at n = 65536) are reused from the
   // heap, not mapped and unmapped each time: glibc maps anything over 32 MiB afresh, and zeroing its new
-  // pages took half of a counter-causal pass at n = 65536 (page faults and memset in the profile).
+  // pages took half of a counter-causal pass at n = 65536 (page faults and memset in the profile). The
+  // cost: up to 1 GiB freed at the top of the heap stays with the process (bench refresh trims it itself).
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   CLI::App app{
