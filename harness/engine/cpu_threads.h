@@ -19,13 +19,15 @@ void set_cpu_threads(int threads);
 // on 2 idle vCPUs that libtorch counts as one core (qwen2.5-0.5b float32, fused norms, same run):
 // decode 15.1 tokens/s at 1 thread, 24.8–25.0 at 2; 16 samples batched 58.8 → 103.4 tokens/s; prefill
 // 121 → 118 and the counter-causal pass (n = 1024) 8.5 → 8.7 s, equal within noise, since their GEMMs
-// run on compute_threads either way. On a busy machine a parallel op waits for a preempted worker
-// (before the OpenMP build, 2 threads decoded at 1.1–2.5 tokens/s while other jobs held a CPU):
-// `--threads 1` there, and for processes run side by side.
+// run on compute_threads either way. On 2 vCPUs that the kernel lists as two cores (GEMM 107 GFLOP/s at
+// one thread, 208 at two) compute_threads is 2, and prefill doubles: 122 → 218–226 tokens/s. On a busy
+// machine a parallel op waits for a preempted worker (before the OpenMP build, 2 threads decoded at
+// 1.1–2.5 tokens/s while other jobs held a CPU): `--threads 1` there, and for processes run side by side.
 int default_cpu_threads();
 
 // Threads for compute-bound work (large matrix products): libtorch's pool, capped at one per physical
-// core (libtorch's own default), since hyperthreads share a core's FMA units.
+// core (as the kernel's topology counts them, else libtorch's default), since hyperthreads share a
+// core's FMA units.
 int compute_threads();
 
 }  // namespace kvbench

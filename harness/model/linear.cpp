@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <utility>
 #include <cmath>
 
 #include "engine/cpu_threads.h"
@@ -95,45 +96,71 @@ void widen_f16(const uint16_t* in, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(c10::Half(in[i], c10::Half::from_bits()));
 }
 
-at::Tensor small_rows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, Kernel kernel) {
-  const at::Tensor xf = x.to(at::kFloat).contiguous(), w = weight.contiguous();
-  const at::Tensor b = bias.defined() ? bias.to(at::kFloat).contiguous() : at::Tensor();
-  at::Tensor out = at::empty({xf.size(0), w.size(0)}, xf.options());
-  SmallRowsProblem p;
-  p.x = xf.data_ptr<float>();
-  p.weight = w.data_ptr();
-  p.type = weight_type(w.scalar_type());
-  p.bias = b.defined() ? b.data_ptr<float>() : nullptr;
-  p.out = out.data_ptr<float>();
-  p.rows = xf.size(0);
-  p.K = xf.size(1);
-  p.N = w.size(0);
+std::vector<at::Tensor> small_rows(const at::Tensor& x, const std::vector<Affine>& layers, Kernel kernel) {
+  const at::Tensor xf = x.to(at::kFloat).contiguous();
+  const int64_t rows = xf.size(0), K = xf.size(1);
   const bool simd = kernel == Kernel::best && cpu_has_avx2_kernel();
   const auto run = simd ? small_rows_avx2 : small_rows_scalar;
   at::Tensor x_pairs;
-  if (simd && p.type == WeightType::bf16) {
-    x_pairs = at::empty_like(xf);
-    pair_bf16_blocks(p.x, x_pairs.data_ptr<float>(), p.rows, p.K);
-    p.x_pairs = x_pairs.data_ptr<float>();
+  std::vector<at::Tensor> kept, outs;  // what the problems point into
+  std::vector<SmallRowsProblem> problems;
+  for (const Affine& layer : layers) {
+    const at::Tensor w = kept.emplace_back(layer.weight.contiguous());
+    const at::Tensor b = layer.bias.defined() ? kept.emplace_back(layer.bias.to(at::kFloat).contiguous()) : at::Tensor();
+    SmallRowsProblem& p = problems.emplace_back();
+    p.x = xf.data_ptr<float>();
+    p.weight = w.data_ptr();
+    p.type = weight_type(w.scalar_type());
+    p.bias = b.defined() ? b.data_ptr<float>() : nullptr;
+    p.out = outs.emplace_back(at::empty({rows, w.size(0)}, xf.options())).data_ptr<float>();
+    p.rows = rows;
+    p.K = K;
+    p.N = w.size(0);
+    if (simd && p.type == WeightType::bf16) {
+      if (!x_pairs.defined()) {
+        x_pairs = at::empty_like(xf);
+        pair_bf16_blocks(p.x, x_pairs.data_ptr<float>(), rows, K);
+      }
+      p.x_pairs = x_pairs.data_ptr<float>();
+    }
   }
-  // Chunks of output features handed out one at a time: a thread the OS preempts (other processes on
-  // the machine) delays the product by one chunk, not by its static share. At least four per thread, at
-  // most ~1 M multiply-adds (4 MiB of float32 weights for one row): each chunk is one contiguous stream,
-  // and longer streams read faster (one row, 2 threads on 2 vCPUs: LM head 37–43 GB/s with 64 K chunks,
-  // 45–49 with 1 M; decode 24.3/25.2 → 25.3/26.4 tokens/s). At least 48 rows (a multiple of every AVX2
-  // register tile's width), so register tiles stay full.
-  const int64_t most = (int64_t{1} << 20) / std::max<int64_t>(1, p.rows * p.K);
-  const int64_t even_share = p.N / (4 * at::get_num_threads());
-  const int64_t chunk = std::max<int64_t>(48, std::min(most, even_share) / 12 * 12);
-  const int64_t chunks = (p.N + chunk - 1) / chunk;
-  // A small product runs on the calling thread: waking the pool costs more than its work (a tiny model
-  // such as stories260K decoded 2.7 K tokens/s on one thread, 1.5 K on two).
-  const int64_t workers = p.rows * p.K * p.N < kParallelWork ? 1 : std::min<int64_t>(chunks, at::get_num_threads());
+  // The products' output features form one queue, handed out in chunks: a thread takes a contiguous
+  // stream of one product's weight rows (longer streams read faster: one row, 2 threads on 2 vCPUs, LM
+  // head 37–43 GB/s with 64 K multiply-add chunks, 45–49 with 1 M). A chunk is half of an even share of
+  // the rows left, at most ~1 M multiply-adds and at least 48 rows (a multiple of every AVX2 register
+  // tile's width, so tiles stay full): chunks shrink towards the end, so threads finish together. With
+  // fixed chunks, and one pool pass per product, an idle libgomp worker took 10 % of decode's CPU time.
+  // A thread the OS preempts (other processes on the machine) delays the pass by one chunk, not by its
+  // static share.
+  int64_t total = 0;
+  std::vector<int64_t> first;  // problem i's rows are queue positions [first[i], first[i] + N_i)
+  for (const SmallRowsProblem& p : problems) first.push_back(std::exchange(total, total + p.N));
+  const int64_t threads = at::get_num_threads();
+  const int64_t most = std::max<int64_t>(48, (int64_t{1} << 20) / std::max<int64_t>(1, rows * K) / 12 * 12);
+  const auto chunk_end = [&](int64_t begin, size_t i) {
+    const int64_t share = std::clamp<int64_t>((total - begin) / (2 * threads) / 12 * 12, 48, most);
+    return std::min(begin + share, first[i] + problems[i].N);
+  };
+  // A small pass runs on the calling thread: waking the pool costs more than its work (a tiny model such
+  // as stories260K decoded 2.7 K tokens/s on one thread, 1.5 K on two).
+  const int64_t workers = rows * K * total < kParallelWork ? 1 : std::min<int64_t>((total + 47) / 48, threads);
   std::atomic<int64_t> next{0};
   at::parallel_for(0, workers, 1, [&](int64_t, int64_t) {
-    for (int64_t c = next++; c < chunks; c = next++) run(p, c * chunk, std::min(p.N, (c + 1) * chunk));
+    size_t i = 0;
+    for (int64_t begin = next.load(); begin < total;) {
+      while (begin >= first[i] + problems[i].N) ++i;  // the queue only moves forward
+      const int64_t end = chunk_end(begin, i);
+      if (next.compare_exchange_weak(begin, end)) {
+        run(problems[i], begin - first[i], end - first[i]);
+        begin = next.load();
+      }
+    }
   });
-  return out;
+  return outs;
+}
+
+at::Tensor small_rows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, Kernel kernel) {
+  return small_rows(x, {{weight, bias}}, kernel).front();
 }
 
 }  // namespace linear_detail
@@ -187,17 +214,35 @@ at::Tensor blas_blocks(const at::Tensor& x, const at::Tensor& weight, const at::
   return out_t.t();
 }
 
+// out [rows, N] → x's leading dimensions and dtype.
+at::Tensor with_leading_dims_of(const at::Tensor& x, const at::Tensor& out) {
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape.back() = out.size(-1);
+  return out.reshape(shape).to(x.scalar_type());
+}
+
 }  // namespace
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  if (!ours(x, weight, bias)) return bias.defined() ? at::linear(x, weight, bias) : at::linear(x, weight);
-  const int64_t K = weight.size(1), rows = c10::multiply_integers(x.sizes().slice(0, x.dim() - 1));
-  const at::Tensor x2 = x.reshape({rows, K});
-  const at::Tensor out = rows > linear_detail::kSmallRows ? blas_blocks(x2, weight, bias)
-                                                         : linear_detail::small_rows(x2, weight, bias);
-  std::vector<int64_t> shape = x.sizes().vec();
-  shape.back() = weight.size(0);
-  return out.reshape(shape).to(x.scalar_type());
+  return linear(x, {{weight, bias}}).front();
+}
+
+std::vector<at::Tensor> linear(const at::Tensor& x, const std::vector<Affine>& layers) {
+  const int64_t K = x.size(-1), rows = c10::multiply_integers(x.sizes().slice(0, x.dim() - 1));
+  const auto is_ours = [&](const Affine& l) { return ours(x, l.weight, l.bias); };
+  std::vector<at::Tensor> outs;
+  if (std::all_of(layers.begin(), layers.end(), is_ours)) {
+    const at::Tensor x2 = x.reshape({rows, K});
+    if (rows <= linear_detail::kSmallRows) {
+      outs = linear_detail::small_rows(x2, layers);
+    } else {
+      for (const Affine& l : layers) outs.push_back(blas_blocks(x2, l.weight, l.bias));
+    }
+    for (at::Tensor& out : outs) out = with_leading_dims_of(x, out);
+  } else {
+    for (const Affine& l : layers) outs.push_back(l.bias.defined() ? at::linear(x, l.weight, l.bias) : at::linear(x, l.weight));
+  }
+  return outs;
 }
 
 }  // namespace kvbench

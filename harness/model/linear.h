@@ -9,6 +9,8 @@
 #pragma once
 #include <ATen/ATen.h>
 
+#include <vector>
+
 namespace kvbench {
 
 // x [..., K] (float32, or the weight's 16-bit dtype), weight [N, K] (float32, bfloat16, float16),
@@ -17,6 +19,16 @@ namespace kvbench {
 // whatever the other rows, the row's position and the thread count (batched decoding relies on it).
 // Call it qualified: with two arguments, unqualified `linear` also finds at::linear by ADL (ambiguous).
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias = {});
+
+struct Affine {
+  at::Tensor weight, bias;  // bias may be undefined
+};
+
+// Several products of one x, each bitwise what linear(x, weight, bias) returns, computed together: for at
+// most kSmallRows rows on the CPU they share one pass of the thread pool, so a small product (a KV
+// projection) is split over threads beside its neighbours and the pool waits for its slowest thread once,
+// not once per product.
+std::vector<at::Tensor> linear(const at::Tensor& x, const std::vector<Affine>& layers);
 
 namespace linear_detail {
 
@@ -31,6 +43,7 @@ enum class Kernel { best, portable };
 // portable code (tests compare it with the SIMD path); the result is float32.
 at::Tensor small_rows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                       Kernel kernel = Kernel::best);
+std::vector<at::Tensor> small_rows(const at::Tensor& x, const std::vector<Affine>& layers, Kernel kernel = Kernel::best);
 
 }  // namespace linear_detail
 

@@ -214,10 +214,14 @@ at::Tensor Model::rope(const at::Tensor& x, const at::Tensor& positions) const {
   return rotate(x, {r.cos.unsqueeze(1), r.sin.unsqueeze(1)});
 }
 
+at::Tensor Model::split_heads(const at::Tensor& projected, int64_t heads, const at::Tensor& norm) const {
+  const at::Tensor split = projected.unflatten(-1, {heads, config_.head_dim});
+  return config_.qk_norm && norm.defined() ? rms_norm(split, norm) : split;
+}
+
 at::Tensor Model::query_heads(int64_t layer, const at::Tensor& normed) const {
   const LayerWeights& w = weights_.layers[layer];
-  const at::Tensor q = linear(normed, w.q_proj, w.q_bias).unflatten(-1, {config_.num_heads, config_.head_dim});
-  return config_.qk_norm ? rms_norm(q, w.q_norm) : q;
+  return split_heads(linear(normed, w.q_proj, w.q_bias), config_.num_heads, w.q_norm);
 }
 
 at::Tensor Model::query(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const {
@@ -226,12 +230,9 @@ at::Tensor Model::query(int64_t layer, const at::Tensor& normed, const at::Tenso
 
 QueryKeyValue Model::project_heads(int64_t layer, const at::Tensor& normed) const {
   const LayerWeights& w = weights_.layers[layer];
-  auto kv_heads = [&](const at::Tensor& weight, const at::Tensor& bias) {
-    return linear(normed, weight, bias).unflatten(-1, {config_.num_kv_heads, config_.head_dim});
-  };
-  QueryKeyValue p{query_heads(layer, normed), kv_heads(w.k_proj, w.k_bias), kv_heads(w.v_proj, w.v_bias)};
-  if (config_.qk_norm) p.k = rms_norm(p.k, w.k_norm);
-  return p;
+  const std::vector<at::Tensor> qkv = linear(normed, {{w.q_proj, w.q_bias}, {w.k_proj, w.k_bias}, {w.v_proj, w.v_bias}});
+  return {split_heads(qkv[0], config_.num_heads, w.q_norm), split_heads(qkv[1], config_.num_kv_heads, w.k_norm),
+          split_heads(qkv[2], config_.num_kv_heads, at::Tensor())};
 }
 
 // Layer 0's input is the embedding, so the previous token's key is a function of its id alone: the smear
@@ -240,8 +241,7 @@ QueryKeyValue Model::project_heads(int64_t layer, const at::Tensor& normed) cons
 at::Tensor Model::smear_keys(const at::Tensor& k, const at::Tensor& previous_ids) const {
   const LayerWeights& w = weights_.layers.front();
   const at::Tensor previous_normed = rms_norm(embed(previous_ids.clamp_min(0)), w.input_norm);
-  at::Tensor previous = linear(previous_normed, w.k_proj, w.k_bias).unflatten(-1, {config_.num_kv_heads, config_.head_dim});
-  if (config_.qk_norm) previous = rms_norm(previous, w.k_norm);
+  at::Tensor previous = split_heads(linear(previous_normed, w.k_proj, w.k_bias), config_.num_kv_heads, w.k_norm);
   previous = at::where(previous_ids.ge(0).unsqueeze(-1).unsqueeze(-1), previous, k);
   return k + at::sigmoid(w.k_smear).unsqueeze(-1) * (previous - k);
 }
@@ -287,7 +287,8 @@ at::Tensor Model::attention_residual(int64_t layer, const at::Tensor& x, const a
 at::Tensor Model::mlp_residual(int64_t layer, const at::Tensor& x) const {
   const LayerWeights& w = weights_.layers[layer];
   const at::Tensor h = rms_norm(x, w.post_attention_norm);
-  const at::Tensor gated = swiglu(linear(h, w.gate_proj, w.gate_bias), linear(h, w.up_proj, w.up_bias));
+  const std::vector<at::Tensor> gate_up = linear(h, {{w.gate_proj, w.gate_bias}, {w.up_proj, w.up_bias}});
+  const at::Tensor gated = swiglu(gate_up[0], gate_up[1]);
   return x + linear(gated, w.down_proj, w.down_bias);
 }
 

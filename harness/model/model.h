@@ -126,6 +126,9 @@ class Model {
   at::Tensor logits(const at::Tensor& x) const;  // final norm + LM head, float32 (float64 models: float64)
 
  private:
+  // projected [..., heads · D] → [..., heads, D], with Qwen3's q/k-norm `norm` (undefined for v).
+  at::Tensor split_heads(const at::Tensor& projected, int64_t heads, const at::Tensor& norm) const;
+
   ModelConfig config_;
   ModelWeights weights_;
   at::Tensor inv_freq_;  // [head_dim / 2] float32 on the model's device

@@ -101,6 +101,32 @@ TEST_CASE("linear rows are bitwise independent of the other rows, their position
   }
 }
 
+TEST_CASE("products computed together are bitwise the products computed alone", "[linear][model]") {
+  // Shapes of a layer's q/k/v and gate/up, scaled down: outputs split over threads only together
+  // (K · N below linear_detail::kParallelWork for the small ones), chunks that would straddle two
+  // products, an output count under one chunk, weights of mixed dtypes, and rows past kSmallRows (BLAS).
+  const int64_t K = 203;
+  const std::vector<int64_t> outputs = {1200, 37, 37, 5, 1501};
+  uint64_t seed = 200;
+  for (const at::ScalarType dtype : kDtypes)
+    for (const int64_t rows : {int64_t{1}, int64_t{5}, linear_detail::kSmallRows, linear_detail::kSmallRows + 3})
+      for (const int threads : {1, 2}) {
+        ThreadsFor set(threads);
+        const at::Tensor x = random({rows, K}, at::kFloat, seed++);
+        std::vector<Affine> layers;
+        for (size_t i = 0; i < outputs.size(); ++i) {
+          const at::ScalarType w_dtype = i % 2 ? at::kFloat : dtype;
+          layers.push_back({random({outputs[i], K}, w_dtype, seed++), i % 3 ? random({outputs[i]}, w_dtype, seed++) : at::Tensor()});
+        }
+        const std::vector<at::Tensor> together = linear(x, layers);
+        REQUIRE(together.size() == layers.size());
+        for (size_t i = 0; i < layers.size(); ++i) {
+          INFO("dtype " << dtype << ", rows " << rows << ", " << threads << " threads, product " << i);
+          REQUIRE(at::equal(together[i], linear(x, layers[i].weight, layers[i].bias)));
+        }
+      }
+}
+
 TEST_CASE("the portable kernel agrees bit for bit with the SIMD one", "[linear][model]") {
   // Both follow the same per-element arithmetic (linear_kernels.h) with fused multiply-adds. On a CPU
   // without AVX2 both calls run the portable kernel and this checks nothing new.
