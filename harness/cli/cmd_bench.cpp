@@ -129,6 +129,7 @@ struct LinearBenchOptions {
   std::vector<int64_t> rows = {1, 4, 16, 32, 64, 128};
   int64_t K = 896, N = 4864, repeats = 20;
   std::string dtype = "float32";
+  bool cold = false;
 };
 
 // Median seconds of `work` over `repeats` runs after one warm-up.
@@ -144,21 +145,34 @@ double median_seconds(int64_t repeats, Work&& work) {
   return median(seconds);
 }
 
-// kvbench::linear against at::linear for M rows × [N, K] weights: the evidence for kSmallRows.
+// kvbench::linear against at::linear for M rows × [N, K] weights: the evidence for kSmallRows. Cold: each
+// repeat runs the product once per copy of the weight, the copies spanning ≥ 1 GiB, so every weight comes
+// from memory as in a decode step (one product's warm-cache rate overstates it several times over).
 void run_linear_bench(const LinearBenchOptions& o) {
   const at::ScalarType dtype = parse_dtype(o.dtype);
   const at::Tensor weight = at::randn({o.N, o.K}).to(dtype);
+  const int64_t copies = o.cold ? std::max<int64_t>(1, (int64_t{1} << 30) / std::max<int64_t>(1, weight.nbytes())) : 1;
+  std::vector<at::Tensor> weights{weight};
+  while (static_cast<int64_t>(weights.size()) < copies) weights.push_back(weight.clone());
   const double weight_bytes = static_cast<double>(weight.nbytes());
   std::cout << fmt::format("weight [{}, {}] {}, {} threads ({} for BLAS blocks); GB/s = weight bytes / time\n", o.N,
-                           o.K, o.dtype, at::get_num_threads(), compute_threads())
-            << fmt::format("{:>5}  {:>22}  {:>22}\n", "rows", "kvbench::linear", "at::linear");
+                           o.K, o.dtype, at::get_num_threads(), compute_threads());
+  if (o.cold)
+    std::cout << fmt::format("cold: {} copies of the weight ({:.0f} MiB) in turn; read bandwidth {:.1f} GB/s\n", copies,
+                             copies * weight_bytes / (1 << 20), measure_machine_rates(at::kCPU).read_gbps);
+  std::cout << fmt::format("{:>5}  {:>22}  {:>22}\n", "rows", "kvbench::linear", "at::linear");
   for (int64_t M : o.rows) {
     const at::Tensor x = at::randn({M, o.K}).to(dtype);
     const double flops = 2.0 * M * o.N * o.K;
-    const double ours = median_seconds(o.repeats, [&] { kvbench::linear(x, weight); });
+    const auto seconds_per_product = [&](auto&& product) {
+      return median_seconds(o.repeats, [&] {
+        for (const at::Tensor& w : weights) product(w);
+      }) / static_cast<double>(copies);
+    };
+    const double ours = seconds_per_product([&](const at::Tensor& w) { kvbench::linear(x, w); });
     std::string theirs = "not implemented";  // libtorch 1.13 has no CPU float16 matrix product
     if (dtype != at::kHalf) {
-      const double seconds = median_seconds(o.repeats, [&] { at::linear(x, weight); });
+      const double seconds = seconds_per_product([&](const at::Tensor& w) { at::linear(x, w); });
       theirs = fmt::format("{:>7.1f} GB/s {:>6.1f} GFLOP/s", weight_bytes / seconds / 1e9, flops / seconds / 1e9);
     }
     std::cout << fmt::format("{:>5}  {:>7.1f} GB/s {:>6.1f} GFLOP/s  {:>22}\n", M, weight_bytes / ours / 1e9,
@@ -396,6 +410,9 @@ void add_bench_command(CLI::App& app) {
   l->add_option("--n", lin->N, "Output features N")->capture_default_str();
   l->add_option("--dtype", lin->dtype, "float32, bfloat16 or float16 (x and weight)")->capture_default_str();
   l->add_option("--repeats", lin->repeats, "Timed repeats (median reported)")->capture_default_str();
+  l->add_flag("--cold", lin->cold,
+              "Weights from memory, as in decode: each repeat runs the product over copies of the weight spanning\n"
+              "1 GiB, and the read bandwidth measured in the same run is printed beside");
   l->callback([lin] { run_linear_bench(*lin); });
 
   auto refresh = std::make_shared<RefreshBenchOptions>();
