@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <utility>
 #include <cmath>
+#include <utility>
 
 #include "engine/cpu_threads.h"
 #include "model/linear_kernels.h"
@@ -228,10 +228,10 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 }
 
 std::vector<at::Tensor> linear(const at::Tensor& x, const std::vector<Affine>& layers) {
-  const int64_t K = x.size(-1), rows = c10::multiply_integers(x.sizes().slice(0, x.dim() - 1));
   const auto is_ours = [&](const Affine& l) { return ours(x, l.weight, l.bias); };
   std::vector<at::Tensor> outs;
   if (std::all_of(layers.begin(), layers.end(), is_ours)) {
+    const int64_t K = x.size(-1), rows = c10::multiply_integers(x.sizes().slice(0, x.dim() - 1));
     const at::Tensor x2 = x.reshape({rows, K});
     if (rows <= linear_detail::kSmallRows) {
       outs = linear_detail::small_rows(x2, layers);
