@@ -9,7 +9,12 @@ namespace kvbench {
 struct MachineRates {
   double gemm_gflops = 0.0;  // best of a few square products in `dtype` (at::mm, kvbench::linear)
   double read_gbps = 0.0;    // best of a few passes reading a ≥ 1 GiB matrix (at::mv, sum, kvbench::linear)
+  double gemv_gbps = 0.0;    // the same, by one-row products alone (at::mv, kvbench::linear)
 };
+
+// Each rate's best of a and b: measured before and after a benchmark, the bound a slow moment of a
+// shared machine cannot lower.
+MachineRates best_of(const MachineRates& a, const MachineRates& b);
 
 // About a second of work on a 2-core CPU; `device` and `dtype` as the benchmark's model.
 MachineRates measure_machine_rates(at::Device device, at::ScalarType dtype = at::kFloat);

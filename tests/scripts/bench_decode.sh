@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# `kvbench bench decode` end to end on stories260K: the machine's rates (measured before and after the
+# timed runs), prefill against the GEMM rate, decode against the read bandwidth and the GEMV rate.
+set -euo pipefail
+source "$(dirname "$0")/common.bash"
+require_tiny_model
+timeout 300 "$KVBENCH" --threads 1 bench decode --model "$model" --prompt-len 16 --new 8 --repeats 1 > "$work/out"
+expect_line() { grep -Eq "$1" "$work/out" || { cat "$work/out"; fail "no line matching: $1"; }; }
+expect_line "^machine: GEMM [0-9.]+ GFLOP/s; read bandwidth [0-9.]+ GB/s .*, by a one-row product \(GEMV\) [0-9.]+ GB/s; each the best of before and after$"
+expect_line "^prefill [0-9.]+ tokens/s, [0-9.]+ GFLOP/s = [0-9]+% of the GEMM rate$"
+expect_line "^decode  [0-9.]+ tokens/s, [0-9.]+ MB read per token .* = [0-9.]+ GB/s, [0-9]+% of the read bandwidth, [0-9]+% of the GEMV rate$"
+echo "bench decode: ok"
