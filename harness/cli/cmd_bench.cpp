@@ -387,9 +387,9 @@ void add_bench_command(CLI::App& app) {
   auto decode = std::make_shared<DecodeBenchOptions>();
   CLI::App* d = bench->add_subcommand("decode", "Prefill and decode tokens/s (full cache, greedy, random prompt)");
   decode->model.add_to(d);
-  d->add_option("--prompt-len", decode->prompt_len, "Prompt tokens")->capture_default_str();
-  d->add_option("--new", decode->new_tokens, "New tokens")->capture_default_str();
-  d->add_option("--repeats", decode->repeats, "Timed repeats (median reported)")->capture_default_str();
+  d->add_option("--prompt-len", decode->prompt_len, "Prompt tokens")->capture_default_str()->check(CLI::PositiveNumber);
+  d->add_option("--new", decode->new_tokens, "New tokens")->capture_default_str()->check(CLI::PositiveNumber);
+  d->add_option("--repeats", decode->repeats, "Timed repeats (median reported)")->capture_default_str()->check(CLI::PositiveNumber);
   d->callback([decode] { run_decode_bench(*decode); });
 
   auto throughput = std::make_shared<ThroughputBenchOptions>();
@@ -400,19 +400,23 @@ void add_bench_command(CLI::App& app) {
       "token) against the GEMM rate measured in the same run");
   throughput->model.add_to(t);
   throughput->policy.add_to(t);
-  t->add_option("--batch", throughput->batches, "Batch sizes, comma-separated")->delimiter(',')->capture_default_str();
-  t->add_option("--prompt-len", throughput->prompt_len, "Prompt tokens per sample")->capture_default_str();
-  t->add_option("--new", throughput->new_tokens, "New tokens per sample")->capture_default_str();
-  t->add_option("--rounds", throughput->rounds, "Rounds (each prints its own table)")->capture_default_str();
+  t->add_option("--batch", throughput->batches, "Batch sizes, comma-separated")->delimiter(',')->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  t->add_option("--prompt-len", throughput->prompt_len, "Prompt tokens per sample")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  t->add_option("--new", throughput->new_tokens, "New tokens per sample")->capture_default_str()->check(CLI::PositiveNumber);
+  t->add_option("--rounds", throughput->rounds, "Rounds (each prints its own table)")->capture_default_str()
+      ->check(CLI::PositiveNumber);
   t->callback([throughput] { run_throughput_bench(*throughput); });
 
   auto lin = std::make_shared<LinearBenchOptions>();
   CLI::App* l = bench->add_subcommand("linear", "kvbench::linear vs at::linear: GB/s and GFLOP/s per row count");
-  l->add_option("--rows", lin->rows, "Row counts M, comma-separated")->delimiter(',')->capture_default_str();
-  l->add_option("--k", lin->K, "Input features K")->capture_default_str();
-  l->add_option("--n", lin->N, "Output features N")->capture_default_str();
+  l->add_option("--rows", lin->rows, "Row counts M, comma-separated")->delimiter(',')->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  l->add_option("--k", lin->K, "Input features K")->capture_default_str()->check(CLI::PositiveNumber);
+  l->add_option("--n", lin->N, "Output features N")->capture_default_str()->check(CLI::PositiveNumber);
   l->add_option("--dtype", lin->dtype, "float32, bfloat16 or float16 (x and weight)")->capture_default_str();
-  l->add_option("--repeats", lin->repeats, "Timed repeats (median reported)")->capture_default_str();
+  l->add_option("--repeats", lin->repeats, "Timed repeats (median reported)")->capture_default_str()->check(CLI::PositiveNumber);
   l->add_flag("--cold", lin->cold,
               "Weights from memory, as in decode: each repeat runs the product over copies of the weight spanning\n"
               "1 GiB, and the read bandwidth measured in the same run is printed beside");
@@ -434,7 +438,8 @@ void add_bench_command(CLI::App& app) {
       "multiply-add = 2 FLOP: per layer 2·n·hidden·(2·H·D [q, o] + 3·intermediate [MLP]) + 4·H·D·P, with\n"
       "P = m(m+1)/2 allowed (query, key) pairs, m = n − min_gap − 1; plus 2·n·hidden for the own-token logits.");
   refresh->model.add_to(r);
-  r->add_option("--n", refresh->sizes, "Cache sizes, comma-separated")->delimiter(',')->capture_default_str();
+  r->add_option("--n", refresh->sizes, "Cache sizes, comma-separated")->delimiter(',')->capture_default_str()
+      ->check(CLI::PositiveNumber);
   r->add_option("--policy", refresh->policies, "Policies, comma-separated (two: their ratio is printed)")
       ->delimiter(',')
       ->capture_default_str();
@@ -444,7 +449,8 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
   r->add_option("--rounds", refresh->rounds, "Rounds, each measuring the GEMM rate again and then every n and policy")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   r->add_option("--min-gap", refresh->min_gap, "Counter-causal min_gap")->capture_default_str();
   r->callback([refresh] { run_refresh_bench(*refresh); });
 }

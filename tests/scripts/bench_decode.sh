@@ -9,4 +9,5 @@ expect_line() { grep -Eq "$1" "$work/out" || { cat "$work/out"; fail "no line ma
 expect_line "^machine: GEMM [0-9.]+ GFLOP/s; read bandwidth [0-9.]+ GB/s .*, by a one-row product \(GEMV\) [0-9.]+ GB/s; each the best of before and after$"
 expect_line "^prefill [0-9.]+ tokens/s, [0-9.]+ GFLOP/s = [0-9]+% of the GEMM rate$"
 expect_line "^decode  [0-9.]+ tokens/s, [0-9.]+ MB read per token .* = [0-9.]+ GB/s, [0-9]+% of the read bandwidth, [0-9]+% of the GEMV rate$"
+expect_error "--repeats" timeout 20 "$KVBENCH" bench decode --model "$model" --repeats 0  # a median of nothing crashed
 echo "bench decode: ok"
