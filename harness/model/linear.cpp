@@ -96,26 +96,69 @@ void widen_f16(const uint16_t* in, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(c10::Half(in[i], c10::Half::from_bits()));
 }
 
-std::vector<at::Tensor> small_rows(const at::Tensor& x, const std::vector<Affine>& layers, Kernel kernel) {
-  const at::Tensor xf = x.to(at::kFloat).contiguous();
+namespace {
+
+// x [rows, K] in float32, contiguous. A 16-bit x is widened here (exactly, as .to(kFloat) would): one ATen
+// conversion each way per product cost a decode step more than its norms and rotations together.
+at::Tensor widened(const at::Tensor& x) {
+  if (x.scalar_type() == at::kFloat) return x.contiguous();
+  const at::Tensor x16 = x.contiguous();
+  at::Tensor out = at::empty(x16.sizes(), x16.options().dtype(at::kFloat));
+  const auto* in = static_cast<const uint16_t*>(x16.data_ptr());
+  float* f = out.data_ptr<float>();
+  if (x16.scalar_type() == at::kHalf) {
+    widen_f16(in, f, x16.numel());
+  } else {
+    for (int64_t i = 0; i < x16.numel(); ++i) f[i] = static_cast<float>(c10::BFloat16(in[i], c10::BFloat16::from_bits()));
+  }
+  return out;
+}
+
+// Rounds outputs [rows, n_begin, n_end) of one product from float32 to its 16-bit dtype, as .to() rounds
+// (to nearest, ties to even).
+template <typename Element>
+void narrow_rows(const float* from, at::Tensor& to, int64_t rows, int64_t N, int64_t n_begin, int64_t n_end) {
+  auto* out = static_cast<Element*>(to.data_ptr());
+  for (int64_t m = 0; m < rows; ++m)
+    for (int64_t n = n_begin; n < n_end; ++n) out[m * N + n] = static_cast<Element>(from[m * N + n]);
+}
+
+}  // namespace
+
+std::vector<at::Tensor> small_rows(const at::Tensor& x, const std::vector<Affine>& layers, Kernel kernel,
+                                   at::ScalarType out_dtype) {
+  const at::Tensor xf = widened(x);
   const int64_t rows = xf.size(0), K = xf.size(1);
   const bool simd = kernel == Kernel::best && cpu_has_avx2_kernel();
   const auto run = simd ? small_rows_avx2 : small_rows_scalar;
+  const auto narrow = out_dtype == at::kBFloat16 ? narrow_rows<c10::BFloat16>
+                      : out_dtype == at::kHalf   ? narrow_rows<c10::Half>
+                                                 : nullptr;
+  // The queue below hands out the products' output features; problem i's are positions
+  // [first[i], first[i] + N_i). Every product computes into one float32 buffer, at rows · first[i].
+  int64_t total = 0;
+  std::vector<int64_t> first;
+  for (const Affine& layer : layers) first.push_back(std::exchange(total, total + layer.weight.size(0)));
+  const at::Tensor computed = at::empty({rows * total}, xf.options());
   at::Tensor x_pairs;
   std::vector<at::Tensor> kept, outs;  // what the problems point into
   std::vector<SmallRowsProblem> problems;
-  for (const Affine& layer : layers) {
-    const at::Tensor w = kept.emplace_back(layer.weight.contiguous());
-    const at::Tensor b = layer.bias.defined() ? kept.emplace_back(layer.bias.to(at::kFloat).contiguous()) : at::Tensor();
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const at::Tensor w = kept.emplace_back(layers[i].weight.contiguous());
+    const at::Tensor& bias = layers[i].bias;
+    const at::Tensor b = bias.defined() ? kept.emplace_back(bias.to(at::kFloat).contiguous()) : at::Tensor();
+    const int64_t N = w.size(0);
+    const at::Tensor out = computed.narrow(0, rows * first[i], rows * N).view({rows, N});
+    outs.push_back(narrow ? at::empty({rows, N}, xf.options().dtype(out_dtype)) : out);
     SmallRowsProblem& p = problems.emplace_back();
     p.x = xf.data_ptr<float>();
     p.weight = w.data_ptr();
     p.type = weight_type(w.scalar_type());
     p.bias = b.defined() ? b.data_ptr<float>() : nullptr;
-    p.out = outs.emplace_back(at::empty({rows, w.size(0)}, xf.options())).data_ptr<float>();
+    p.out = out.data_ptr<float>();
     p.rows = rows;
     p.K = K;
-    p.N = w.size(0);
+    p.N = N;
     if (simd && p.type == WeightType::bf16) {
       if (!x_pairs.defined()) {
         x_pairs = at::empty_like(xf);
@@ -131,10 +174,7 @@ std::vector<at::Tensor> small_rows(const at::Tensor& x, const std::vector<Affine
   // tile's width, so tiles stay full): chunks shrink towards the end, so threads finish together. With
   // fixed chunks, and one pool pass per product, an idle libgomp worker took 10 % of decode's CPU time.
   // A thread the OS preempts (other processes on the machine) delays the pass by one chunk, not by its
-  // static share.
-  int64_t total = 0;
-  std::vector<int64_t> first;  // problem i's rows are queue positions [first[i], first[i] + N_i)
-  for (const SmallRowsProblem& p : problems) first.push_back(std::exchange(total, total + p.N));
+  // static share. A 16-bit output is rounded chunk by chunk, while the chunk's float32 results are in cache.
   const int64_t threads = at::get_num_threads();
   const int64_t most = std::max<int64_t>(48, (int64_t{1} << 20) / std::max<int64_t>(1, rows * K) / 12 * 12);
   const auto chunk_end = [&](int64_t begin, size_t i) {
@@ -151,7 +191,9 @@ std::vector<at::Tensor> small_rows(const at::Tensor& x, const std::vector<Affine
       while (begin >= first[i] + problems[i].N) ++i;  // the queue only moves forward
       const int64_t end = chunk_end(begin, i);
       if (next.compare_exchange_weak(begin, end)) {
-        run(problems[i], begin - first[i], end - first[i]);
+        const SmallRowsProblem& p = problems[i];
+        run(p, begin - first[i], end - first[i]);
+        if (narrow) narrow(p.out, outs[i], rows, p.N, begin - first[i], end - first[i]);
         begin = next.load();
       }
     }
@@ -160,7 +202,7 @@ std::vector<at::Tensor> small_rows(const at::Tensor& x, const std::vector<Affine
 }
 
 at::Tensor small_rows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, Kernel kernel) {
-  return small_rows(x, {{weight, bias}}, kernel).front();
+  return small_rows(x, {{weight, bias}}, kernel, at::kFloat).front();
 }
 
 }  // namespace linear_detail
@@ -234,7 +276,7 @@ std::vector<at::Tensor> linear(const at::Tensor& x, const std::vector<Affine>& l
     const int64_t K = x.size(-1), rows = c10::multiply_integers(x.sizes().slice(0, x.dim() - 1));
     const at::Tensor x2 = x.reshape({rows, K});
     if (rows <= linear_detail::kSmallRows) {
-      outs = linear_detail::small_rows(x2, layers);
+      outs = linear_detail::small_rows(x2, layers, linear_detail::Kernel::best, x.scalar_type());
     } else {
       for (const Affine& l : layers) outs.push_back(blas_blocks(x2, l.weight, l.bias));
     }

@@ -39,11 +39,13 @@ constexpr int64_t kSmallRows = 64;
 
 enum class Kernel { best, portable };
 
-// Our kernel for x [M, K] (any M), the product linear() uses for M ≤ kSmallRows. `portable` forces the
-// portable code (tests compare it with the SIMD path); the result is float32.
+// Our kernel for x [M, K] (any M, float32 or 16-bit), the product linear() uses for M ≤ kSmallRows.
+// `portable` forces the portable code (tests compare it with the SIMD path). The results are float32,
+// or rounded to a 16-bit out_dtype (as .to(out_dtype) rounds them).
 at::Tensor small_rows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                       Kernel kernel = Kernel::best);
-std::vector<at::Tensor> small_rows(const at::Tensor& x, const std::vector<Affine>& layers, Kernel kernel = Kernel::best);
+std::vector<at::Tensor> small_rows(const at::Tensor& x, const std::vector<Affine>& layers, Kernel kernel = Kernel::best,
+                                   at::ScalarType out_dtype = at::kFloat);
 
 }  // namespace linear_detail
 

@@ -57,7 +57,7 @@ TEST_CASE("decode attention equals Model::attend per group (float32, GQA, probab
 
 TEST_CASE("decode attention over 16-bit caches computes in float32", "[batch][attention]") {
   at::manual_seed(4);
-  const int64_t H = 4, KV = 4, D = 16;
+  const int64_t H = 8, KV = 2, D = 16;  // 4 query heads share each widened key and value row
   const Case c = random_case({2, 1}, {9, 50}, H, KV, D);
   for (const at::ScalarType dtype : {at::kBFloat16, at::kHalf}) {
     std::vector<DecodeAttentionGroup> narrow, wide;

@@ -127,6 +127,27 @@ TEST_CASE("products computed together are bitwise the products computed alone", 
       }
 }
 
+TEST_CASE("a 16-bit x gives the float32 products of its values, rounded as .to() rounds", "[linear][model]") {
+  // linear() widens a 16-bit x and rounds its outputs itself (no ATen conversions on the decode path);
+  // the reference does both with ATen. Rows past kSmallRows take the BLAS path, which converts with ATen.
+  const int64_t K = 203;
+  uint64_t seed = 300;
+  for (const at::ScalarType dtype : {at::kBFloat16, at::kHalf})
+    for (const int64_t rows : {int64_t{1}, int64_t{7}, linear_detail::kSmallRows + 1})
+      for (const int threads : {1, 2}) {
+        ThreadsFor set(threads);
+        const at::Tensor x = random({rows, K}, dtype, seed++);
+        const std::vector<Affine> layers = {{random({1501, K}, dtype, seed++), random({1501}, dtype, seed++)},
+                                            {random({37, K}, dtype, seed++), at::Tensor()}};
+        const std::vector<at::Tensor> out = linear(x, layers);
+        for (size_t i = 0; i < layers.size(); ++i) {
+          INFO("dtype " << dtype << ", rows " << rows << ", " << threads << " threads, product " << i);
+          REQUIRE(out[i].scalar_type() == dtype);
+          REQUIRE(at::equal(out[i], linear(x.to(at::kFloat), layers[i].weight, layers[i].bias).to(dtype)));
+        }
+      }
+}
+
 TEST_CASE("the portable kernel agrees bit for bit with the SIMD one", "[linear][model]") {
   // Both follow the same per-element arithmetic (linear_kernels.h) with fused multiply-adds. On a CPU
   // without AVX2 both calls run the portable kernel and this checks nothing new.
