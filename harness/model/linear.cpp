@@ -96,6 +96,11 @@ void widen_f16(const uint16_t* in, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(c10::Half(in[i], c10::Half::from_bits()));
 }
 
+void narrow_f16(const float* in, uint16_t* out, int64_t n) {
+  if (cpu_has_avx2_kernel()) return narrow_f16_avx2(in, out, n);
+  for (int64_t i = 0; i < n; ++i) out[i] = c10::Half(in[i]).x;
+}
+
 namespace {
 
 // x [rows, K] in float32, contiguous. A 16-bit x is widened here (exactly, as .to(kFloat) would): one ATen
@@ -114,13 +119,16 @@ at::Tensor widened(const at::Tensor& x) {
   return out;
 }
 
-// Rounds outputs [rows, n_begin, n_end) of one product from float32 to its 16-bit dtype, as .to() rounds
+// Rounds one product's outputs [rows, n_begin, n_end) from float32 to its 16-bit dtype, as .to() rounds
 // (to nearest, ties to even).
-template <typename Element>
+void narrow_bf16(const float* in, uint16_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = c10::BFloat16(in[i]).x;
+}
+
+template <void (*narrow_row)(const float*, uint16_t*, int64_t)>
 void narrow_rows(const float* from, at::Tensor& to, int64_t rows, int64_t N, int64_t n_begin, int64_t n_end) {
-  auto* out = static_cast<Element*>(to.data_ptr());
-  for (int64_t m = 0; m < rows; ++m)
-    for (int64_t n = n_begin; n < n_end; ++n) out[m * N + n] = static_cast<Element>(from[m * N + n]);
+  auto* out = static_cast<uint16_t*>(to.data_ptr());
+  for (int64_t m = 0; m < rows; ++m) narrow_row(from + m * N + n_begin, out + m * N + n_begin, n_end - n_begin);
 }
 
 }  // namespace
@@ -131,8 +139,8 @@ std::vector<at::Tensor> small_rows(const at::Tensor& x, const std::vector<Affine
   const int64_t rows = xf.size(0), K = xf.size(1);
   const bool simd = kernel == Kernel::best && cpu_has_avx2_kernel();
   const auto run = simd ? small_rows_avx2 : small_rows_scalar;
-  const auto narrow = out_dtype == at::kBFloat16 ? narrow_rows<c10::BFloat16>
-                      : out_dtype == at::kHalf   ? narrow_rows<c10::Half>
+  const auto narrow = out_dtype == at::kBFloat16 ? narrow_rows<narrow_bf16>
+                      : out_dtype == at::kHalf   ? narrow_rows<narrow_f16>
                                                  : nullptr;
   // The queue below hands out the products' output features; problem i's are positions
   // [first[i], first[i] + N_i). Every product computes into one float32 buffer, at rows · first[i].

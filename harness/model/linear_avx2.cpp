@@ -112,10 +112,14 @@ void tile(const SmallRowsProblem& p, int64_t m0, int64_t n0) {
 // Register tiles: R x rows times C weight rows. One row (a decode step) wants many weight rows in flight
 // (4–6 streams read the memory at its bandwidth, 3 at 75 % of it); more x rows leave registers for
 // fewer (R·C accumulators plus the weight blocks fit the 16 ymm registers). Every C divides kColsLcm.
+// A 16-bit row is half as long, so one row's tile takes 12 weight rows, though its weight blocks then
+// spill: cold one-row products over 1 GiB (2 threads, Zen 5), C = 6 → 12, bfloat16 [9728, 896]
+// 49–53 → 56–62 GB/s, [896, 4864] 47 → 48–49, [1152, 896] 39–40 → 41–42; float16 [9728, 896] 53 → 57,
+// [896, 4864] 49 → 52. 16 and 24 rows read slower than 12; float32 reads the same at 6 and 12.
 constexpr int kTileRows = 4, kColsLcm = 12;
 template <WeightType T>
 constexpr int tile_cols(int64_t rows) {
-  if (T != WeightType::f32) return rows == 1 ? 6 : rows == 2 ? 3 : 2;  // their blocks take 2 registers
+  if (T != WeightType::f32) return rows == 1 ? 12 : rows == 2 ? 3 : 2;  // their blocks take 2 registers
   return rows == 1 ? 6 : rows == 2 ? 4 : 3;
 }
 
@@ -163,6 +167,13 @@ void widen_f16_avx2(const uint16_t* in, float* out, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i))));
   for (; i < n; ++i) out[i] = _cvtsh_ss(in[i]);
+}
+
+void narrow_f16_avx2(const float* in, uint16_t* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
+  for (; i < n; ++i) out[i] = _cvtss_sh(in[i], _MM_FROUND_TO_NEAREST_INT);
 }
 
 void small_rows_avx2(const SmallRowsProblem& p, int64_t n_begin, int64_t n_end) {
