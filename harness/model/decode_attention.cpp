@@ -27,7 +27,7 @@ float dot(const float* a, const float* b, int64_t n) {
 // A cached key or value row as float32: the row itself, or its (exact) widening into `scratch` [n].
 const float* as_float(const float* row, int64_t, float*) { return row; }
 const float* as_float(const c10::BFloat16* row, int64_t n, float* scratch) {
-  for (int64_t i = 0; i < n; ++i) scratch[i] = static_cast<float>(row[i]);
+  linear_detail::widen_bf16(reinterpret_cast<const uint16_t*>(row), scratch, n);
   return scratch;
 }
 const float* as_float(const c10::Half* row, int64_t n, float* scratch) {

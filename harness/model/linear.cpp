@@ -96,6 +96,10 @@ void widen_f16(const uint16_t* in, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(c10::Half(in[i], c10::Half::from_bits()));
 }
 
+void widen_bf16(const uint16_t* in, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(c10::BFloat16(in[i], c10::BFloat16::from_bits()));
+}
+
 void narrow_f16(const float* in, uint16_t* out, int64_t n) {
   if (cpu_has_avx2_kernel()) return narrow_f16_avx2(in, out, n);
   for (int64_t i = 0; i < n; ++i) out[i] = c10::Half(in[i]).x;
@@ -109,22 +113,17 @@ at::Tensor widened(const at::Tensor& x) {
   if (x.scalar_type() == at::kFloat) return x.contiguous();
   const at::Tensor x16 = x.contiguous();
   at::Tensor out = at::empty(x16.sizes(), x16.options().dtype(at::kFloat));
-  const auto* in = static_cast<const uint16_t*>(x16.data_ptr());
-  float* f = out.data_ptr<float>();
-  if (x16.scalar_type() == at::kHalf) {
-    widen_f16(in, f, x16.numel());
-  } else {
-    for (int64_t i = 0; i < x16.numel(); ++i) f[i] = static_cast<float>(c10::BFloat16(in[i], c10::BFloat16::from_bits()));
-  }
+  const auto widen = x16.scalar_type() == at::kHalf ? widen_f16 : widen_bf16;
+  widen(static_cast<const uint16_t*>(x16.data_ptr()), out.data_ptr<float>(), x16.numel());
   return out;
 }
 
-// Rounds one product's outputs [rows, n_begin, n_end) from float32 to its 16-bit dtype, as .to() rounds
-// (to nearest, ties to even).
+// float32 → bfloat16, n values, rounded as .to() rounds (to nearest, ties to even).
 void narrow_bf16(const float* in, uint16_t* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = c10::BFloat16(in[i]).x;
 }
 
+// Rounds one product's outputs [rows, n_begin, n_end) from float32 (`from`, [rows, N]) to its 16-bit `to`.
 template <void (*narrow_row)(const float*, uint16_t*, int64_t)>
 void narrow_rows(const float* from, at::Tensor& to, int64_t rows, int64_t N, int64_t n_begin, int64_t n_end) {
   auto* out = static_cast<uint16_t*>(to.data_ptr());
@@ -149,7 +148,7 @@ std::vector<at::Tensor> small_rows(const at::Tensor& x, const std::vector<Affine
   for (const Affine& layer : layers) first.push_back(std::exchange(total, total + layer.weight.size(0)));
   const at::Tensor computed = at::empty({rows * total}, xf.options());
   at::Tensor x_pairs;
-  std::vector<at::Tensor> kept, outs;  // what the problems point into
+  std::vector<at::Tensor> kept, outs;  // what the problems read (beside x and `computed`); the results
   std::vector<SmallRowsProblem> problems;
   for (size_t i = 0; i < layers.size(); ++i) {
     const at::Tensor w = kept.emplace_back(layers[i].weight.contiguous());
