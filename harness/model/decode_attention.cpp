@@ -24,7 +24,8 @@ float dot(const float* a, const float* b, int64_t n) {
   return sum;
 }
 
-// A cached key or value row as float32: the row itself, or its (exact) widening into `scratch` [n].
+// A cached key or value row, or a query, as float32: the row itself, or its (exact) widening into
+// `scratch` [n].
 const float* as_float(const float* row, int64_t, float*) { return row; }
 const float* as_float(const c10::BFloat16* row, int64_t n, float* scratch) {
   linear_detail::widen_bf16(reinterpret_cast<const uint16_t*>(row), scratch, n);
@@ -35,52 +36,71 @@ const float* as_float(const c10::Half* row, int64_t n, float* scratch) {
   return scratch;
 }
 
+// float32 results [n] stored in the model's dtype, rounded as .to() rounds.
+void store(const float* from, float* to, int64_t n) { std::copy(from, from + n, to); }
+void store(const float* from, c10::BFloat16* to, int64_t n) {
+  linear_detail::narrow_bf16(from, reinterpret_cast<uint16_t*>(to), n);
+}
+void store(const float* from, c10::Half* to, int64_t n) {
+  linear_detail::narrow_f16(from, reinterpret_cast<uint16_t*>(to), n);
+}
+
 // One sequence's KV head: its G query heads over the N cached entries (keys/values strided along N).
 template <typename T>
 struct HeadTask {
-  const float* q;      // [G, D] query rows of this KV head
+  const T* q;          // [G, D] query rows of this KV head
   const T* keys;       // entry j at keys + j * entry_stride
   const T* values;
   int64_t entry_stride, N;
-  float* out;          // [G, D]
+  T* out;              // [G, D]
   float* probs;        // [G, N] (head stride probs_stride) or null
   int64_t probs_stride;
   const bool* held;    // [N]: false for a ragged cache's padding slots; null when every slot holds an entry
 };
 
+// The working rows of one thread: a KV head's scores [G, N], one widened key or value row [D], its
+// queries and outputs in float32 [G, D].
+struct HeadScratch {
+  std::vector<float> weights, row, queries, out;
+};
+
 // Entry by entry, so a 16-bit key or value row is widened once for the KV head's G query heads, not once
 // per head (with 7 query heads a KV head, widening took most of a bfloat16 decode step's attention). Each
 // (query head, entry) pair still follows its own fixed order: the dot product, then the softmax over
-// entries in order, then the value sum in entry order.
+// entries in order, then the value sum in entry order. 16-bit queries are widened, and outputs rounded,
+// here: two ATen conversions a layer cost more than this kernel on a short cache.
 template <typename T>
-void attend_head(const HeadTask<T>& t, int64_t G, int64_t D, std::vector<float>& weights, std::vector<float>& row) {
+void attend_head(const HeadTask<T>& t, int64_t G, int64_t D, HeadScratch& s) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
   constexpr float kNone = -std::numeric_limits<float>::infinity();
-  weights.resize(G * t.N);
-  row.resize(D);
+  s.weights.resize(G * t.N);
+  s.row.resize(D);
+  s.queries.resize(G * D);
+  s.out.assign(G * D, 0.0f);
+  const float* q = as_float(t.q, G * D, s.queries.data());
   for (int64_t j = 0; j < t.N; ++j) {
     const bool held = !t.held || t.held[j];
-    const float* k = held ? as_float(t.keys + j * t.entry_stride, D, row.data()) : nullptr;
-    for (int64_t g = 0; g < G; ++g) weights[g * t.N + j] = held ? dot(t.q + g * D, k, D) * scale : kNone;
+    const float* k = held ? as_float(t.keys + j * t.entry_stride, D, s.row.data()) : nullptr;
+    for (int64_t g = 0; g < G; ++g) s.weights[g * t.N + j] = held ? dot(q + g * D, k, D) * scale : kNone;
   }
   for (int64_t g = 0; g < G; ++g) {
-    float* w = weights.data() + g * t.N;
+    float* w = s.weights.data() + g * t.N;
     float top = kNone;
     for (int64_t j = 0; j < t.N; ++j) top = std::max(top, w[j]);
     float total = 0.0f;
     for (int64_t j = 0; j < t.N; ++j) total += w[j] = std::exp(w[j] - top);
     for (int64_t j = 0; j < t.N; ++j) w[j] /= total;  // the probability, as p = weight / total below did
-    std::fill(t.out + g * D, t.out + (g + 1) * D, 0.0f);
   }
   for (int64_t j = 0; j < t.N; ++j) {
-    const float* v = as_float(t.values + j * t.entry_stride, D, row.data());
+    const float* v = as_float(t.values + j * t.entry_stride, D, s.row.data());
     for (int64_t g = 0; g < G; ++g) {
-      const float p = weights[g * t.N + j];
+      const float p = s.weights[g * t.N + j];
       if (t.probs) t.probs[g * t.probs_stride + j] = p;
-      float* out = t.out + g * D;
+      float* out = s.out.data() + g * D;
       for (int64_t d = 0; d < D; ++d) out[d] += p * v[d];
     }
   }
+  store(s.out.data(), t.out, G * D);
 }
 
 }  // namespace
@@ -95,7 +115,7 @@ namespace {
 template <typename T>
 at::Tensor attend_groups(const at::Tensor& q, const std::vector<DecodeAttentionGroup>& groups) {
   const int64_t M = q.size(0), H = q.size(1), D = q.size(2);
-  const at::Tensor queries = q.to(at::kFloat).contiguous();
+  const at::Tensor queries = q.to(c10::CppTypeToScalarType<T>::value).contiguous();
   at::Tensor out = at::empty({M, H * D}, queries.options());
   std::vector<HeadTask<T>> tasks;
   std::vector<at::Tensor> masks;  // keeps each group's contiguous mask alive while the tasks read it
@@ -113,10 +133,10 @@ at::Tensor attend_groups(const at::Tensor& q, const std::vector<DecodeAttentionG
         float* probs = group.probs.defined() ? group.probs.data_ptr<float>() + group.probs.stride(0) * r +
                                                    group.probs.stride(1) * kv * G
                                              : nullptr;
-        tasks.push_back({queries.data_ptr<float>() + (row * H + kv * G) * D,
+        tasks.push_back({queries.data_ptr<T>() + (row * H + kv * G) * D,
                          k.data_ptr<T>() + k.stride(0) * r + k.stride(1) * kv,
                          group.values.data_ptr<T>() + k.stride(0) * r + k.stride(1) * kv, k.stride(2), N,
-                         out.data_ptr<float>() + (row * H + kv * G) * D, probs,
+                         out.data_ptr<T>() + (row * H + kv * G) * D, probs,
                          group.probs.defined() ? group.probs.stride(1) : 0,
                          held.defined() ? held.data_ptr<bool>() + (r * KV + kv) * N : nullptr});
       }
@@ -132,8 +152,8 @@ at::Tensor attend_groups(const at::Tensor& q, const std::vector<DecodeAttentionG
   for (const auto& task : tasks) work += 2 * task.N * G * D;
   const int64_t grain = work < kParallelAttention ? static_cast<int64_t>(tasks.size()) : 1;
   at::parallel_for(0, static_cast<int64_t>(tasks.size()), std::max<int64_t>(1, grain), [&](int64_t begin, int64_t end) {
-    std::vector<float> weights, row;
-    for (int64_t i = begin; i < end; ++i) attend_head(tasks[i], G, D, weights, row);
+    HeadScratch scratch;
+    for (int64_t i = begin; i < end; ++i) attend_head(tasks[i], G, D, scratch);
   });
   return out.to(q.scalar_type());
 }

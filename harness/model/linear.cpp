@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <numeric>
 #include <utility>
 
 #include "engine/cpu_threads.h"
@@ -100,6 +101,10 @@ void widen_bf16(const uint16_t* in, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(c10::BFloat16(in[i], c10::BFloat16::from_bits()));
 }
 
+void narrow_bf16(const float* in, uint16_t* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = c10::BFloat16(in[i]).x;
+}
+
 void narrow_f16(const float* in, uint16_t* out, int64_t n) {
   if (cpu_has_avx2_kernel()) return narrow_f16_avx2(in, out, n);
   for (int64_t i = 0; i < n; ++i) out[i] = c10::Half(in[i]).x;
@@ -107,109 +112,238 @@ void narrow_f16(const float* in, uint16_t* out, int64_t n) {
 
 namespace {
 
-// x [rows, K] in float32, contiguous. A 16-bit x is widened here (exactly, as .to(kFloat) would): one ATen
-// conversion each way per product cost a decode step more than its norms and rotations together.
+// x (the input, or a bias) in float32, contiguous. A 16-bit one is widened here (exactly, as .to(kFloat)
+// would): an ATen conversion per product (of x, each way, and of a 16-bit bias) cost a decode step more
+// than its norms and rotations together.
 at::Tensor widened(const at::Tensor& x) {
-  if (x.scalar_type() == at::kFloat) return x.contiguous();
+  const at::ScalarType t = x.scalar_type();
+  if (t != at::kHalf && t != at::kBFloat16) return x.to(at::kFloat).contiguous();
   const at::Tensor x16 = x.contiguous();
   at::Tensor out = at::empty(x16.sizes(), x16.options().dtype(at::kFloat));
-  const auto widen = x16.scalar_type() == at::kHalf ? widen_f16 : widen_bf16;
+  const auto widen = t == at::kHalf ? widen_f16 : widen_bf16;
   widen(static_cast<const uint16_t*>(x16.data_ptr()), out.data_ptr<float>(), x16.numel());
   return out;
 }
 
-// float32 → bfloat16, n values, rounded as .to() rounds (to nearest, ties to even).
-void narrow_bf16(const float* in, uint16_t* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = c10::BFloat16(in[i]).x;
+// Moves float32 values to and from a pass's output dtype: float32 as they are; bfloat16 and float16
+// rounded as .to() rounds, widened exactly. `round` is both, in place: the value the dtype stores.
+struct OutputType {
+  explicit OutputType(at::ScalarType dtype)
+      : narrow(dtype == at::kBFloat16 ? narrow_bf16 : dtype == at::kHalf ? narrow_f16 : nullptr),
+        widen(dtype == at::kBFloat16 ? widen_bf16 : widen_f16) {}
+  void store(const float* from, void* to, int64_t n) const {
+    if (narrow) return narrow(from, static_cast<uint16_t*>(to), n);
+    std::copy(from, from + n, static_cast<float*>(to));
+  }
+  void load(const void* from, float* to, int64_t n) const {
+    if (narrow) return widen(static_cast<const uint16_t*>(from), to, n);
+    const auto* f = static_cast<const float*>(from);
+    std::copy(f, f + n, to);
+  }
+  void round(float* v, int64_t n, std::vector<uint16_t>& scratch) const {
+    if (!narrow) return;
+    scratch.resize(n);
+    narrow(v, scratch.data(), n);
+    widen(scratch.data(), v, n);
+  }
+  void (*narrow)(const float*, uint16_t*, int64_t);
+  void (*widen)(const uint16_t*, float*, int64_t);
+};
+
+// silu(g) · u element by element, with std::exp: ATen's vectorised exp and its scalar tail round
+// differently, and which elements fall in the tail depends on how many rows share a call.
+void silu_times(float* g, const float* u, int64_t n, const OutputType& type, std::vector<uint16_t>& scratch) {
+  for (int64_t i = 0; i < n; ++i) g[i] = g[i] / (1.0f + std::exp(-g[i]));
+  type.round(g, n, scratch);
+  for (int64_t i = 0; i < n; ++i) g[i] *= u[i];
 }
 
-// Rounds one product's outputs [rows, n_begin, n_end) from float32 (`from`, [rows, N]) to its 16-bit `to`.
-template <void (*narrow_row)(const float*, uint16_t*, int64_t)>
-void narrow_rows(const float* from, at::Tensor& to, int64_t rows, int64_t N, int64_t n_begin, int64_t n_end) {
-  auto* out = static_cast<uint16_t*>(to.data_ptr());
-  for (int64_t m = 0; m < rows; ++m) narrow_row(from + m * N + n_begin, out + m * N + n_begin, n_end - n_begin);
+// One thread's working rows while it stores a chunk.
+struct Scratch {
+  std::vector<float> a, b;
+  std::vector<uint16_t> bits;
+};
+
+// One pass of the thread pool over products of one x. Every product computes in float32 into one
+// buffer (`computed`). The pass's outputs are one per product (Combine::separate), or one result the
+// products make together. Its queue hands out the outputs' features: output j's are positions
+// [first, first + N_j); a chunk of them runs every product output j is made of, then stores the chunk.
+class SmallRowsPass {
+ public:
+  SmallRowsPass(const at::Tensor& x, const std::vector<Affine>& layers, Kernel kernel, at::ScalarType out_dtype,
+                Combine combine, const at::Tensor& residual);
+  std::vector<at::Tensor> run();
+
+ private:
+  struct Output {
+    std::vector<size_t> products;  // indices into problems_
+    at::Tensor tensor;             // [rows, N], of the output dtype
+    int64_t first = 0;             // its first feature's position in the queue
+  };
+
+  void add_problem(const Affine& layer, int64_t offset);
+  void add_output(std::vector<size_t> products, at::Tensor tensor);
+  int64_t chunk_end(int64_t begin, const Output& out, int64_t most) const;
+  void store(const Output& out, int64_t begin, int64_t end, Scratch& scratch) const;
+
+  const at::Tensor xf_;  // x in float32 [rows, K]
+  const int64_t rows_, K_;
+  const bool simd_;
+  const at::ScalarType out_dtype_;
+  const OutputType type_;
+  const Combine combine_;
+  const at::Tensor residual_;  // [rows, N] of out_dtype_, Combine::residual only
+  at::Tensor computed_, x_pairs_;
+  std::vector<at::Tensor> kept_;  // what the problems read, beside x and `computed`
+  std::vector<SmallRowsProblem> problems_;
+  std::vector<Output> outputs_;
+  int64_t total_ = 0;  // features in the queue
+};
+
+SmallRowsPass::SmallRowsPass(const at::Tensor& x, const std::vector<Affine>& layers, Kernel kernel,
+                             at::ScalarType out_dtype, Combine combine, const at::Tensor& residual)
+    : xf_(widened(x)),
+      rows_(xf_.size(0)),
+      K_(xf_.size(1)),
+      simd_(kernel == Kernel::best && cpu_has_avx2_kernel()),
+      out_dtype_(out_dtype),
+      type_(out_dtype),
+      combine_(combine),
+      residual_(combine == Combine::residual ? residual.contiguous() : at::Tensor()) {
+  const int64_t N = layers.empty() ? 0 : layers.front().weight.size(0);
+  TORCH_CHECK(combine != Combine::residual || (layers.size() == 1 && residual.sizes() == at::IntArrayRef({rows_, N}) &&
+                                               residual.scalar_type() == out_dtype),
+              "small_rows: a residual needs one product and a residual [rows, N] of the output dtype");
+  TORCH_CHECK(combine != Combine::swiglu || (layers.size() == 2 && layers[1].weight.size(0) == N),
+              "small_rows: SwiGLU needs two products (gate, up) of one width");
+  int64_t size = 0;
+  for (const Affine& layer : layers) size += rows_ * layer.weight.size(0);
+  computed_ = at::empty({size}, xf_.options());
+  std::vector<int64_t> offsets;  // of each product in `computed`
+  for (const Affine& layer : layers) {
+    offsets.push_back(offsets.empty() ? 0 : offsets.back() + rows_ * problems_.back().N);
+    add_problem(layer, offsets.back());
+  }
+  // float32 products stored separately are views of `computed`; every other output is stored chunk by chunk.
+  if (combine == Combine::separate) {
+    for (size_t i = 0; i < problems_.size(); ++i) {
+      const int64_t N_i = problems_[i].N;
+      add_output({i}, out_dtype == at::kFloat ? computed_.narrow(0, offsets[i], rows_ * N_i).view({rows_, N_i})
+                                              : at::empty({rows_, N_i}, xf_.options().dtype(out_dtype)));
+    }
+  } else {
+    std::vector<size_t> all(problems_.size());
+    std::iota(all.begin(), all.end(), 0);
+    add_output(all, at::empty({rows_, N}, xf_.options().dtype(out_dtype)));
+  }
+}
+
+void SmallRowsPass::add_problem(const Affine& layer, int64_t offset) {
+  const at::Tensor w = kept_.emplace_back(layer.weight.contiguous());
+  const at::Tensor b = layer.bias.defined() ? kept_.emplace_back(widened(layer.bias)) : at::Tensor();
+  SmallRowsProblem& p = problems_.emplace_back();
+  p.x = xf_.data_ptr<float>();
+  p.weight = w.data_ptr();
+  p.type = weight_type(w.scalar_type());
+  p.bias = b.defined() ? b.data_ptr<float>() : nullptr;
+  p.out = computed_.data_ptr<float>() + offset;
+  p.rows = rows_;
+  p.K = K_;
+  p.N = w.size(0);
+  if (simd_ && p.type == WeightType::bf16) {
+    if (!x_pairs_.defined()) {
+      x_pairs_ = at::empty_like(xf_);
+      pair_bf16_blocks(p.x, x_pairs_.data_ptr<float>(), rows_, K_);
+    }
+    p.x_pairs = x_pairs_.data_ptr<float>();
+  }
+}
+
+void SmallRowsPass::add_output(std::vector<size_t> products, at::Tensor tensor) {
+  const int64_t N = tensor.size(1);
+  outputs_.push_back({std::move(products), std::move(tensor), total_});
+  total_ += N;
+}
+
+// A chunk is half of an even share of the features left, at most `most` and at least 48 features (a
+// multiple of every AVX2 register tile's width, so tiles stay full), within one output.
+int64_t SmallRowsPass::chunk_end(int64_t begin, const Output& out, int64_t most) const {
+  const int64_t threads = at::get_num_threads();
+  const int64_t share = std::clamp<int64_t>((total_ - begin) / (2 * threads) / 12 * 12, 48, most);
+  return std::min(begin + share, out.first + out.tensor.size(1));
+}
+
+// Output `out`'s features [begin, end) of every row, from `computed` to its tensor: a 16-bit output is
+// rounded chunk by chunk, while the chunk's float32 results are in cache. Each step rounds as the
+// unfused ATen ops would: the products to the output dtype, then the sum or silu(gate), then the product.
+void SmallRowsPass::store(const Output& out, int64_t begin, int64_t end, Scratch& s) const {
+  const int64_t n = end - begin, N = out.tensor.size(1), element_size = at::elementSize(out_dtype_);
+  const auto at_row = [&](const at::Tensor& t, int64_t m) { return static_cast<char*>(t.data_ptr()) + (m * N + begin) * element_size; };
+  s.a.resize(n);
+  s.b.resize(n);
+  for (int64_t m = 0; m < rows_; ++m) {
+    const float* product = problems_[out.products[0]].out + m * N + begin;
+    if (combine_ == Combine::separate) {
+      type_.store(product, at_row(out.tensor, m), n);
+      continue;
+    }
+    std::copy(product, product + n, s.a.data());
+    type_.round(s.a.data(), n, s.bits);
+    if (combine_ == Combine::residual) {
+      type_.load(at_row(residual_, m), s.b.data(), n);
+      for (int64_t i = 0; i < n; ++i) s.a[i] = s.b[i] + s.a[i];
+    } else {
+      const float* up = problems_[out.products[1]].out + m * N + begin;
+      std::copy(up, up + n, s.b.data());
+      type_.round(s.b.data(), n, s.bits);
+      silu_times(s.a.data(), s.b.data(), n, type_, s.bits);
+    }
+    type_.store(s.a.data(), at_row(out.tensor, m), n);
+  }
+}
+
+// A chunk is a contiguous stream of each of its products' weight rows (longer streams read faster: one
+// row, 2 threads on 2 vCPUs, LM head 37–43 GB/s with 64 K multiply-add chunks, 45–49 with 1 M), at most
+// ~1 M multiply-adds. Chunks shrink towards the end, so threads finish together: with fixed chunks, and
+// one pool pass per product, an idle libgomp worker took 10 % of decode's CPU time. A thread the OS
+// preempts (other processes on the machine) delays the pass by one chunk, not by its static share.
+std::vector<at::Tensor> SmallRowsPass::run() {
+  const auto compute = simd_ ? small_rows_avx2 : small_rows_scalar;
+  const bool stored_by_chunk = combine_ != Combine::separate || out_dtype_ != at::kFloat;
+  const int64_t per_feature = rows_ * K_ * static_cast<int64_t>(outputs_.front().products.size());
+  const int64_t most = std::max<int64_t>(48, (int64_t{1} << 20) / std::max<int64_t>(1, per_feature) / 12 * 12);
+  // A small pass runs on the calling thread: waking the pool costs more than its work (a tiny model such
+  // as stories260K decoded 2.7 K tokens/s on one thread, 1.5 K on two).
+  const int64_t workers = per_feature * total_ < kParallelWork ? 1 : std::min<int64_t>((total_ + 47) / 48, at::get_num_threads());
+  std::atomic<int64_t> next{0};
+  at::parallel_for(0, workers, 1, [&](int64_t, int64_t) {
+    Scratch scratch;
+    size_t j = 0;
+    for (int64_t begin = next.load(); begin < total_;) {
+      while (begin >= outputs_[j].first + outputs_[j].tensor.size(1)) ++j;  // the queue only moves forward
+      const Output& out = outputs_[j];
+      const int64_t end = chunk_end(begin, out, most);
+      if (next.compare_exchange_weak(begin, end)) {
+        for (const size_t i : out.products) compute(problems_[i], begin - out.first, end - out.first);
+        if (stored_by_chunk) store(out, begin - out.first, end - out.first, scratch);
+        begin = next.load();
+      }
+    }
+  });
+  std::vector<at::Tensor> results;
+  for (const Output& out : outputs_) results.push_back(out.tensor);
+  return results;
 }
 
 }  // namespace
 
 std::vector<at::Tensor> small_rows(const at::Tensor& x, const std::vector<Affine>& layers, Kernel kernel,
-                                   at::ScalarType out_dtype) {
-  const at::Tensor xf = widened(x);
-  const int64_t rows = xf.size(0), K = xf.size(1);
-  const bool simd = kernel == Kernel::best && cpu_has_avx2_kernel();
-  const auto run = simd ? small_rows_avx2 : small_rows_scalar;
-  const auto narrow = out_dtype == at::kBFloat16 ? narrow_rows<narrow_bf16>
-                      : out_dtype == at::kHalf   ? narrow_rows<narrow_f16>
-                                                 : nullptr;
-  // The queue below hands out the products' output features; problem i's are positions
-  // [first[i], first[i] + N_i). Every product computes into one float32 buffer, at rows · first[i].
-  int64_t total = 0;
-  std::vector<int64_t> first;
-  for (const Affine& layer : layers) first.push_back(std::exchange(total, total + layer.weight.size(0)));
-  const at::Tensor computed = at::empty({rows * total}, xf.options());
-  at::Tensor x_pairs;
-  std::vector<at::Tensor> kept, outs;  // what the problems read (beside x and `computed`); the results
-  std::vector<SmallRowsProblem> problems;
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const at::Tensor w = kept.emplace_back(layers[i].weight.contiguous());
-    const at::Tensor& bias = layers[i].bias;
-    const at::Tensor b = bias.defined() ? kept.emplace_back(bias.to(at::kFloat).contiguous()) : at::Tensor();
-    const int64_t N = w.size(0);
-    const at::Tensor out = computed.narrow(0, rows * first[i], rows * N).view({rows, N});
-    outs.push_back(narrow ? at::empty({rows, N}, xf.options().dtype(out_dtype)) : out);
-    SmallRowsProblem& p = problems.emplace_back();
-    p.x = xf.data_ptr<float>();
-    p.weight = w.data_ptr();
-    p.type = weight_type(w.scalar_type());
-    p.bias = b.defined() ? b.data_ptr<float>() : nullptr;
-    p.out = out.data_ptr<float>();
-    p.rows = rows;
-    p.K = K;
-    p.N = N;
-    if (simd && p.type == WeightType::bf16) {
-      if (!x_pairs.defined()) {
-        x_pairs = at::empty_like(xf);
-        pair_bf16_blocks(p.x, x_pairs.data_ptr<float>(), rows, K);
-      }
-      p.x_pairs = x_pairs.data_ptr<float>();
-    }
-  }
-  // The products' output features form one queue, handed out in chunks: a thread takes a contiguous
-  // stream of one product's weight rows (longer streams read faster: one row, 2 threads on 2 vCPUs, LM
-  // head 37–43 GB/s with 64 K multiply-add chunks, 45–49 with 1 M). A chunk is half of an even share of
-  // the rows left, at most ~1 M multiply-adds and at least 48 rows (a multiple of every AVX2 register
-  // tile's width, so tiles stay full): chunks shrink towards the end, so threads finish together. With
-  // fixed chunks, and one pool pass per product, an idle libgomp worker took 10 % of decode's CPU time.
-  // A thread the OS preempts (other processes on the machine) delays the pass by one chunk, not by its
-  // static share. A 16-bit output is rounded chunk by chunk, while the chunk's float32 results are in cache.
-  const int64_t threads = at::get_num_threads();
-  const int64_t most = std::max<int64_t>(48, (int64_t{1} << 20) / std::max<int64_t>(1, rows * K) / 12 * 12);
-  const auto chunk_end = [&](int64_t begin, size_t i) {
-    const int64_t share = std::clamp<int64_t>((total - begin) / (2 * threads) / 12 * 12, 48, most);
-    return std::min(begin + share, first[i] + problems[i].N);
-  };
-  // A small pass runs on the calling thread: waking the pool costs more than its work (a tiny model such
-  // as stories260K decoded 2.7 K tokens/s on one thread, 1.5 K on two).
-  const int64_t workers = rows * K * total < kParallelWork ? 1 : std::min<int64_t>((total + 47) / 48, threads);
-  std::atomic<int64_t> next{0};
-  at::parallel_for(0, workers, 1, [&](int64_t, int64_t) {
-    size_t i = 0;
-    for (int64_t begin = next.load(); begin < total;) {
-      while (begin >= first[i] + problems[i].N) ++i;  // the queue only moves forward
-      const int64_t end = chunk_end(begin, i);
-      if (next.compare_exchange_weak(begin, end)) {
-        const SmallRowsProblem& p = problems[i];
-        run(p, begin - first[i], end - first[i]);
-        if (narrow) narrow(p.out, outs[i], rows, p.N, begin - first[i], end - first[i]);
-        begin = next.load();
-      }
-    }
-  });
-  return outs;
+                                   at::ScalarType out_dtype, Combine combine, const at::Tensor& residual) {
+  return SmallRowsPass(x, layers, kernel, out_dtype, combine, residual).run();
 }
 
 at::Tensor small_rows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias, Kernel kernel) {
-  return small_rows(x, {{weight, bias}}, kernel, at::kFloat).front();
+  return small_rows(x, {{weight, bias}}, kernel, at::kFloat, Combine::separate, {}).front();
 }
 
 }  // namespace linear_detail
@@ -270,6 +404,20 @@ at::Tensor with_leading_dims_of(const at::Tensor& x, const at::Tensor& out) {
   return out.reshape(shape).to(x.scalar_type());
 }
 
+bool all_ours(const at::Tensor& x, const std::vector<Affine>& layers) {
+  return std::all_of(layers.begin(), layers.end(), [&](const Affine& l) { return ours(x, l.weight, l.bias); });
+}
+
+// x [..., K] as [rows, K].
+at::Tensor as_rows(const at::Tensor& x) {
+  return x.reshape({c10::multiply_integers(x.sizes().slice(0, x.dim() - 1)), x.size(-1)});
+}
+
+// True when our small-row kernel computes these products of x: one pass that can also combine them.
+bool small_rows_serve(const at::Tensor& x, const std::vector<Affine>& layers) {
+  return all_ours(x, layers) && as_rows(x).size(0) <= linear_detail::kSmallRows;
+}
+
 }  // namespace
 
 at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
@@ -277,21 +425,47 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 }
 
 std::vector<at::Tensor> linear(const at::Tensor& x, const std::vector<Affine>& layers) {
-  const auto is_ours = [&](const Affine& l) { return ours(x, l.weight, l.bias); };
   std::vector<at::Tensor> outs;
-  if (std::all_of(layers.begin(), layers.end(), is_ours)) {
-    const int64_t K = x.size(-1), rows = c10::multiply_integers(x.sizes().slice(0, x.dim() - 1));
-    const at::Tensor x2 = x.reshape({rows, K});
-    if (rows <= linear_detail::kSmallRows) {
-      outs = linear_detail::small_rows(x2, layers, linear_detail::Kernel::best, x.scalar_type());
-    } else {
-      for (const Affine& l : layers) outs.push_back(blas_blocks(x2, l.weight, l.bias));
-    }
-    for (at::Tensor& out : outs) out = with_leading_dims_of(x, out);
-  } else {
+  if (!all_ours(x, layers)) {
     for (const Affine& l : layers) outs.push_back(l.bias.defined() ? at::linear(x, l.weight, l.bias) : at::linear(x, l.weight));
+    return outs;
   }
+  const at::Tensor x2 = as_rows(x);
+  if (x2.size(0) <= linear_detail::kSmallRows) {
+    outs = linear_detail::small_rows(x2, layers, linear_detail::Kernel::best, x.scalar_type(),
+                                     linear_detail::Combine::separate, {});
+  } else {
+    for (const Affine& l : layers) outs.push_back(blas_blocks(x2, l.weight, l.bias));
+  }
+  for (at::Tensor& out : outs) out = with_leading_dims_of(x, out);
   return outs;
+}
+
+at::Tensor linear_residual(const at::Tensor& x, const Affine& layer, const at::Tensor& residual) {
+  const bool residual_needs_grad = at::GradMode::is_enabled() && residual.requires_grad();
+  if (!small_rows_serve(x, {layer}) || residual.scalar_type() != x.scalar_type() || !residual.is_cpu() || residual_needs_grad)
+    return residual + linear(x, layer.weight, layer.bias);
+  const at::Tensor x2 = as_rows(x);
+  const at::Tensor residual_rows = residual.reshape({x2.size(0), layer.weight.size(0)});
+  return with_leading_dims_of(x, linear_detail::small_rows(x2, {layer}, linear_detail::Kernel::best, x.scalar_type(),
+                                                           linear_detail::Combine::residual, residual_rows)
+                                     .front());
+}
+
+at::Tensor linear_swiglu(const at::Tensor& x, const Affine& gate, const Affine& up) {
+  if (small_rows_serve(x, {gate, up}))
+    return with_leading_dims_of(x, linear_detail::small_rows(as_rows(x), {gate, up}, linear_detail::Kernel::best,
+                                                             x.scalar_type(), linear_detail::Combine::swiglu, {})
+                                       .front());
+  const std::vector<at::Tensor> gate_up = linear(x, {gate, up});
+  const at::ScalarType dtype = gate_up[0].scalar_type();
+  // libtorch 1.13's CPU silu rounds each of its steps to bfloat16 (and has no float16 one): float32, as
+  // the pass above and CUDA compute it.
+  if (gate_up[0].is_cpu() && is_16bit(dtype)) {
+    const at::Tensor activated = at::silu(gate_up[0].to(at::kFloat)).to(dtype);
+    return (activated.to(at::kFloat) * gate_up[1].to(at::kFloat)).to(dtype);
+  }
+  return at::silu(gate_up[0]) * gate_up[1];
 }
 
 }  // namespace kvbench

@@ -30,6 +30,18 @@ struct Affine {
 // not once per product.
 std::vector<at::Tensor> linear(const at::Tensor& x, const std::vector<Affine>& layers);
 
+// residual + linear(x, layer): the decoder's residual connection, taken inside the product's pass where our
+// kernel serves it (no ATen op, no temporary on a decode step). In 16-bit, rounded as the two ops round:
+// the product to x's dtype, then the sum.
+at::Tensor linear_residual(const at::Tensor& x, const Affine& layer, const at::Tensor& residual);
+
+// SwiGLU's gated product, silu(linear(x, gate)) · linear(x, up) with silu(g) = g / (1 + exp(−g)): where our
+// kernel serves it, one pass computes both products and combines them chunk by chunk, element by element
+// with std::exp (ATen's vectorised exp and its scalar tail round differently, and which elements fall in
+// the tail depends on how many rows share a call: batched decoding would no longer be exact). In 16-bit,
+// each step is rounded to x's dtype as HF's ops round it: both products, silu(gate), the product.
+at::Tensor linear_swiglu(const at::Tensor& x, const Affine& gate, const Affine& up);
+
 namespace linear_detail {
 
 // Up to this many rows our kernel is at least as fast as OpenBLAS's sgemm: `kvbench bench linear` on a
@@ -39,13 +51,18 @@ constexpr int64_t kSmallRows = 64;
 
 enum class Kernel { best, portable };
 
+// What one pass makes of its products: each stored alone; one product added to a residual [rows, N] (of
+// the output dtype); or two (gate, up) combined by SwiGLU. See linear_residual and linear_swiglu.
+enum class Combine { separate, residual, swiglu };
+
 // Our kernel for x [M, K] (any M, float32 or 16-bit), the product linear() uses for M ≤ kSmallRows.
 // `portable` forces the portable code (tests compare it with the SIMD path). The results are float32,
-// or rounded to a 16-bit out_dtype (as .to(out_dtype) rounds them).
+// or rounded to a 16-bit out_dtype (as .to(out_dtype) rounds them): one per product, or the one that
+// `combine` makes of them.
 at::Tensor small_rows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                       Kernel kernel = Kernel::best);
-std::vector<at::Tensor> small_rows(const at::Tensor& x, const std::vector<Affine>& layers, Kernel kernel = Kernel::best,
-                                   at::ScalarType out_dtype = at::kFloat);
+std::vector<at::Tensor> small_rows(const at::Tensor& x, const std::vector<Affine>& layers, Kernel kernel,
+                                   at::ScalarType out_dtype, Combine combine, const at::Tensor& residual);
 
 }  // namespace linear_detail
 

@@ -41,8 +41,10 @@ constexpr int64_t lane_of(WeightType type, int64_t k) { return type == WeightTyp
 void widen_f16(const uint16_t* in, float* out, int64_t n);
 void widen_f16_avx2(const uint16_t* in, float* out, int64_t n);  // needs F16C
 
-// bfloat16 → float32, n values (exact: the upper half of a float32).
+// bfloat16 → float32, n values (exact: the upper half of a float32); float32 → bfloat16 rounded to
+// nearest (ties to even), as .to() rounds.
 void widen_bf16(const uint16_t* in, float* out, int64_t n);
+void narrow_bf16(const float* in, uint16_t* out, int64_t n);
 
 // float32 → float16, n values, rounded to nearest (ties to even) as c10::Half rounds; F16C when the CPU
 // has it (c10::Half's portable conversion took 2 % of a float16 decode step, rounding its products).

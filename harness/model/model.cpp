@@ -6,7 +6,6 @@
 #include "model/decode_attention.h"
 #include "model/fused_ops.h"
 #include "model/linear.h"
-#include "model/swiglu.h"
 #include "model/weights.h"
 
 namespace kvbench {
@@ -281,15 +280,13 @@ at::Tensor Model::attend(const at::Tensor& q, const at::Tensor& k, const at::Ten
 
 at::Tensor Model::attention_residual(int64_t layer, const at::Tensor& x, const at::Tensor& attended) const {
   const LayerWeights& w = weights_.layers[layer];
-  return x + linear(attended, w.o_proj, w.o_bias);
+  return linear_residual(attended, {w.o_proj, w.o_bias}, x);
 }
 
 at::Tensor Model::mlp_residual(int64_t layer, const at::Tensor& x) const {
   const LayerWeights& w = weights_.layers[layer];
-  const at::Tensor h = rms_norm(x, w.post_attention_norm);
-  const std::vector<at::Tensor> gate_up = linear(h, {{w.gate_proj, w.gate_bias}, {w.up_proj, w.up_bias}});
-  const at::Tensor gated = swiglu(gate_up[0], gate_up[1]);
-  return x + linear(gated, w.down_proj, w.down_bias);
+  const at::Tensor gated = linear_swiglu(rms_norm(x, w.post_attention_norm), {w.gate_proj, w.gate_bias}, {w.up_proj, w.up_bias});
+  return linear_residual(gated, {w.down_proj, w.down_bias}, x);
 }
 
 at::Tensor Model::logits(const at::Tensor& x) const {

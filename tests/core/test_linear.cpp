@@ -152,6 +152,63 @@ TEST_CASE("a 16-bit x gives the float32 products of its values, rounded as .to()
       }
 }
 
+// The value `v` takes when stored in `dtype` (float32: itself).
+at::Tensor rounded(const at::Tensor& v, at::ScalarType dtype) { return v.to(dtype).to(at::kFloat); }
+
+TEST_CASE("a residual added in the product's pass is the product added by ATen", "[linear][model]") {
+  // linear_residual sums inside the pass on the decode path; the reference is two ATen ops. Rows past
+  // kSmallRows take the fallback, which is those two ops.
+  const int64_t K = 203, N = 1501;
+  uint64_t seed = 400;
+  for (const at::ScalarType dtype : kDtypes)
+    for (const int64_t rows : {int64_t{1}, int64_t{7}, linear_detail::kSmallRows, linear_detail::kSmallRows + 1})
+      for (const int threads : {1, 2}) {
+        ThreadsFor set(threads);
+        const at::Tensor x = random({rows, K}, dtype, seed++), residual = random({rows, N}, dtype, seed++);
+        const Affine layer = {random({N, K}, dtype, seed++), random({N}, dtype, seed++)};
+        const at::Tensor out = linear_residual(x, layer, residual);
+        INFO("dtype " << dtype << ", rows " << rows << ", " << threads << " threads");
+        REQUIRE(out.scalar_type() == dtype);
+        REQUIRE(at::equal(out, residual + linear(x, layer.weight, layer.bias)));
+      }
+}
+
+TEST_CASE("SwiGLU in the products' pass is silu(gate) · up of the products, each step rounded", "[linear][model]") {
+  // The reference: both products computed alone, then silu(g) = g / (1 + exp(-g)) element by element,
+  // rounded to the dtype, times up, rounded (HF's ops in bfloat16). Rows 1..7 of a 7-row call must also
+  // equal each row alone (batched decoding). Past kSmallRows the fallback uses at::silu, whose
+  // vectorised exp may differ from std::exp by an ulp of float32 before rounding: compared within one
+  // ulp of the dtype there.
+  const int64_t K = 203, N = 1501;
+  uint64_t seed = 500;
+  for (const at::ScalarType dtype : kDtypes)
+    for (const int64_t rows : {int64_t{1}, int64_t{7}, linear_detail::kSmallRows + 1})
+      for (const int threads : {1, 2}) {
+        ThreadsFor set(threads);
+        const at::Tensor x = random({rows, K}, dtype, seed++);
+        const Affine gate = {random({N, K}, dtype, seed++), random({N}, dtype, seed++)};
+        const Affine up = {random({N, K}, dtype, seed++), at::Tensor()};
+        const at::Tensor out = linear_swiglu(x, gate, up);
+        const at::Tensor g = linear(x, gate.weight, gate.bias).to(at::kFloat).contiguous();
+        const at::Tensor u = linear(x, up.weight, up.bias).to(at::kFloat);
+        at::Tensor silu = at::empty_like(g);
+        for (int64_t i = 0; i < g.numel(); ++i) {
+          const float v = g.data_ptr<float>()[i];
+          silu.data_ptr<float>()[i] = v / (1.0f + std::exp(-v));
+        }
+        const at::Tensor expected = (rounded(silu, dtype) * u).to(dtype);
+        INFO("dtype " << dtype << ", rows " << rows << ", " << threads << " threads");
+        REQUIRE(out.scalar_type() == dtype);
+        if (rows <= linear_detail::kSmallRows) {
+          REQUIRE(at::equal(out, expected));
+          for (int64_t r = 0; r < rows; ++r) REQUIRE(at::equal(out.narrow(0, r, 1), linear_swiglu(x.narrow(0, r, 1), gate, up)));
+        } else {
+          const double ulp = dtype == at::kBFloat16 ? 0x1p-7 : dtype == at::kHalf ? 0x1p-10 : 0x1p-22;
+          REQUIRE(at::allclose(out.to(at::kFloat), expected.to(at::kFloat), ulp, 1e-6));
+        }
+      }
+}
+
 TEST_CASE("float16 rounding of products agrees with c10::Half on every kind of float", "[linear][model]") {
   // Random bit patterns (normals, subnormals, overflow to infinity, ties at every exponent), NaN
   // excluded (its payload is not specified); odd n: the vector loop and its tail.
@@ -195,4 +252,11 @@ TEST_CASE("linear leaves autograd to at::linear", "[linear][model]") {
   REQUIRE(out.requires_grad());
   out.sum().backward();
   CHECK(at::allclose(w.grad(), x.sum(0).expand({4, 5})));
+  // The fused residual and SwiGLU too, when only the residual (or a weight) records a gradient.
+  const at::Tensor residual = random({3, 4}, at::kFloat, 3).requires_grad_();
+  const at::Tensor summed = linear_residual(x, {w.detach(), {}}, residual);
+  REQUIRE(summed.requires_grad());
+  summed.sum().backward();
+  CHECK(at::allclose(residual.grad(), at::ones({3, 4})));
+  REQUIRE(linear_swiglu(x, {w, {}}, {w.detach(), {}}).requires_grad());
 }
