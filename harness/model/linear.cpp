@@ -1,6 +1,7 @@
 #include "model/linear.h"
 
 #include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 #include <c10/util/accumulate.h>
@@ -376,7 +377,10 @@ at::Tensor blas_blocks(const at::Tensor& x, const at::Tensor& weight, const at::
   const at::Tensor xt = x.to(at::kFloat).t();
   at::Tensor out_t = bias.defined() ? bias.to(at::kFloat).unsqueeze(1).expand({N, M}).contiguous()
                                     : at::empty({N, M}, xt.options());
+  // The pool's threads do not inherit the caller's inference mode, and its tensors may only be written there.
+  const bool inference = c10::InferenceMode::is_enabled();
   const auto run = [&](int64_t begin, int64_t end) {
+    const c10::InferenceMode same_mode(inference);
     for (int64_t n = begin; n < end; n += block) {
       const int64_t len = std::min(block, end - n);
       at::Tensor rows = out_t.narrow(0, n, len);

@@ -3,6 +3,7 @@
 #include "torch_catch.h"
 
 #include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
 
 #include <cstring>
 #include <random>
@@ -243,6 +244,24 @@ TEST_CASE("the portable kernel agrees bit for bit with the SIMD one", "[linear][
         const at::Tensor portable = linear_detail::small_rows(x, w, b, linear_detail::Kernel::portable);
         INFO("dtype " << dtype << " K " << K << " rows " << rows);
         REQUIRE(at::equal(simd, portable));
+      }
+}
+
+TEST_CASE("linear runs in inference mode, on every path and thread count", "[linear][model]") {
+  // Generation runs in c10::InferenceMode; the pool's threads do not inherit it, and the BLAS path writes
+  // (with a bias: addmm_out) into tensors made in it: the threads must enter it too.
+  uint64_t seed = 600;
+  for (const at::ScalarType dtype : kDtypes)
+    for (const int64_t rows : {int64_t{1}, linear_detail::kSmallRows + 1})
+      for (const int threads : {1, 2}) {
+        ThreadsFor set(threads);
+        const at::Tensor x = random({rows, 203}, dtype, seed++);
+        const Affine layer = {random({1501, 203}, dtype, seed++), random({1501}, dtype, seed++)};
+        const at::Tensor normal = linear(x, layer.weight, layer.bias);
+        const c10::InferenceMode inference;
+        INFO("dtype " << dtype << ", rows " << rows << ", " << threads << " threads");
+        REQUIRE(at::equal(linear(x, layer.weight, layer.bias), normal));
+        REQUIRE(at::equal(linear_residual(x, layer, normal), normal + normal));
       }
 }
 
