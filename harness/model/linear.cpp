@@ -446,9 +446,12 @@ std::vector<at::Tensor> linear(const at::Tensor& x, const std::vector<Affine>& l
 }
 
 at::Tensor linear_residual(const at::Tensor& x, const Affine& layer, const at::Tensor& residual) {
-  const bool residual_needs_grad = at::GradMode::is_enabled() && residual.requires_grad();
-  if (!small_rows_serve(x, {layer}) || residual.scalar_type() != x.scalar_type() || !residual.is_cpu() || residual_needs_grad)
-    return residual + linear(x, layer.weight, layer.bias);
+  std::vector<int64_t> out_shape = x.sizes().vec();
+  out_shape.back() = layer.weight.size(0);
+  // Anything else (a residual that broadcasts, of another dtype or device, or recording a gradient) is ATen's.
+  const bool plain_residual = residual.sizes() == at::IntArrayRef(out_shape) && residual.scalar_type() == x.scalar_type() &&
+                              residual.is_cpu() && !(at::GradMode::is_enabled() && residual.requires_grad());
+  if (!plain_residual || !small_rows_serve(x, {layer})) return residual + linear(x, layer.weight, layer.bias);
   const at::Tensor x2 = as_rows(x);
   const at::Tensor residual_rows = residual.reshape({x2.size(0), layer.weight.size(0)});
   return with_leading_dims_of(x, linear_detail::small_rows(x2, {layer}, linear_detail::Kernel::best, x.scalar_type(),

@@ -171,6 +171,9 @@ TEST_CASE("a residual added in the product's pass is the product added by ATen",
         INFO("dtype " << dtype << ", rows " << rows << ", " << threads << " threads");
         REQUIRE(out.scalar_type() == dtype);
         REQUIRE(at::equal(out, residual + linear(x, layer.weight, layer.bias)));
+        // A residual that broadcasts is ATen's to add.
+        const at::Tensor row = residual.narrow(0, 0, 1);
+        REQUIRE(at::equal(linear_residual(x, layer, row), row + linear(x, layer.weight, layer.bias)));
       }
 }
 
