@@ -217,14 +217,11 @@ SmallRowsPass::SmallRowsPass(const at::Tensor& x, const std::vector<Affine>& lay
               "small_rows: a residual needs one product and a residual [rows, N] of the output dtype");
   TORCH_CHECK(combine != Combine::swiglu || (layers.size() == 2 && layers[1].weight.size(0) == N),
               "small_rows: SwiGLU needs two products (gate, up) of one width");
-  int64_t size = 0;
-  for (const Affine& layer : layers) size += rows_ * layer.weight.size(0);
-  computed_ = at::empty({size}, xf_.options());
   std::vector<int64_t> offsets;  // of each product in `computed`
-  for (const Affine& layer : layers) {
-    offsets.push_back(offsets.empty() ? 0 : offsets.back() + rows_ * problems_.back().N);
-    add_problem(layer, offsets.back());
-  }
+  int64_t size = 0;
+  for (const Affine& layer : layers) offsets.push_back(std::exchange(size, size + rows_ * layer.weight.size(0)));
+  computed_ = at::empty({size}, xf_.options());
+  for (size_t i = 0; i < layers.size(); ++i) add_problem(layers[i], offsets[i]);
   // float32 products stored separately are views of `computed`; every other output is stored chunk by chunk.
   if (combine == Combine::separate) {
     for (size_t i = 0; i < problems_.size(); ++i) {
@@ -417,9 +414,12 @@ at::Tensor as_rows(const at::Tensor& x) {
   return x.reshape({c10::multiply_integers(x.sizes().slice(0, x.dim() - 1)), x.size(-1)});
 }
 
-// True when our small-row kernel computes these products of x: one pass that can also combine them.
-bool small_rows_serve(const at::Tensor& x, const std::vector<Affine>& layers) {
-  return all_ours(x, layers) && as_rows(x).size(0) <= linear_detail::kSmallRows;
+// x as [rows, K] when our small-row kernel computes these products of x (one pass that can also combine
+// them); undefined when it does not.
+at::Tensor small_rows_input(const at::Tensor& x, const std::vector<Affine>& layers) {
+  if (!all_ours(x, layers)) return {};
+  at::Tensor x2 = as_rows(x);
+  return x2.size(0) <= linear_detail::kSmallRows ? x2 : at::Tensor();
 }
 
 }  // namespace
@@ -451,8 +451,8 @@ at::Tensor linear_residual(const at::Tensor& x, const Affine& layer, const at::T
   // Anything else (a residual that broadcasts, of another dtype or device, or recording a gradient) is ATen's.
   const bool plain_residual = residual.sizes() == at::IntArrayRef(out_shape) && residual.scalar_type() == x.scalar_type() &&
                               residual.is_cpu() && !(at::GradMode::is_enabled() && residual.requires_grad());
-  if (!plain_residual || !small_rows_serve(x, {layer})) return residual + linear(x, layer.weight, layer.bias);
-  const at::Tensor x2 = as_rows(x);
+  const at::Tensor x2 = plain_residual ? small_rows_input(x, {layer}) : at::Tensor();
+  if (!x2.defined()) return residual + linear(x, layer.weight, layer.bias);
   const at::Tensor residual_rows = residual.reshape({x2.size(0), layer.weight.size(0)});
   return with_leading_dims_of(x, linear_detail::small_rows(x2, {layer}, linear_detail::Kernel::best, x.scalar_type(),
                                                            linear_detail::Combine::residual, residual_rows)
@@ -460,8 +460,8 @@ at::Tensor linear_residual(const at::Tensor& x, const Affine& layer, const at::T
 }
 
 at::Tensor linear_swiglu(const at::Tensor& x, const Affine& gate, const Affine& up) {
-  if (small_rows_serve(x, {gate, up}))
-    return with_leading_dims_of(x, linear_detail::small_rows(as_rows(x), {gate, up}, linear_detail::Kernel::best,
+  if (const at::Tensor x2 = small_rows_input(x, {gate, up}); x2.defined())
+    return with_leading_dims_of(x, linear_detail::small_rows(x2, {gate, up}, linear_detail::Kernel::best,
                                                              x.scalar_type(), linear_detail::Combine::swiglu, {})
                                        .front());
   const std::vector<at::Tensor> gate_up = linear(x, {gate, up});
