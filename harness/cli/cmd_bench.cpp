@@ -11,6 +11,7 @@
 #include <iostream>
 #include <optional>
 #include <random>
+#include <sstream>
 
 #include "cache/resampled_cache.h"
 #include "cli/commands.h"
@@ -91,41 +92,77 @@ double median(std::vector<double> values) {
   return values[values.size() / 2];
 }
 
-void run_decode_bench(const DecodeBenchOptions& o) {
-  const Model model = o.model.load();
-  auto policy = make_policy("full");
-  GenerationSettings settings;
-  settings.budget.h = o.prompt_len;  // one prefill pass
-  settings.max_new_tokens = o.new_tokens;
-  const auto prompt = random_ids(o.prompt_len, model.config().vocab_size, 0);
-  std::cout << describe(o.model, model) << "\n";
-  const MachineRates before = measure_machine_rates(o.model.parsed_device());
-  generate(model, *policy, prompt, settings);  // warm-up
-  std::vector<double> prefill, decode, cache_size;
-  for (int64_t r = 0; r < o.repeats; ++r) {
-    const GenerationResult result = generate(model, *policy, prompt, settings);
-    prefill.push_back(o.prompt_len / result.prefill_seconds);
-    decode.push_back((result.rollouts[0].generated.size() - 1) / result.decode_seconds);
-    cache_size.push_back(result.mean_cache_size);
+// bench decode's --dtype may list several dtypes: one model each (the same weights), timed in turns.
+std::vector<ModelOptions> dtype_variants(const ModelOptions& m) {
+  std::vector<ModelOptions> variants;
+  std::istringstream list(m.dtype);
+  for (std::string dtype; std::getline(list, dtype, ',');) {
+    ModelOptions variant = m;
+    variant.dtype = dtype;
+    parse_dtype(dtype);  // a bad or empty name fails here, before any model loads
+    variants.push_back(variant);
   }
-  const MachineRates rates = best_of(before, measure_machine_rates(o.model.parsed_device()));
-  std::cout << fmt::format("machine: GEMM {:.1f} GFLOP/s; read bandwidth {:.1f} GB/s (best of at::mv, sum, kvbench::linear "
-                           "over 1 GiB), by a one-row product (GEMV) {:.1f} GB/s; each the best of before and after\n",
-                           rates.gemm_gflops, rates.read_gbps, rates.gemv_gbps);
+  if (variants.empty()) variants.push_back(m);
+  return variants;
+}
+
+// One dtype's timed generations.
+struct DecodeRuns {
+  std::vector<double> prefill, decode, cache_size;  // tokens/s, tokens/s, mean cached entries
+};
+
+void print_decode_runs(const Model& model, const DecodeBenchOptions& o, const DecodeRuns& runs, const MachineRates& rates) {
   const TokenCosts costs = token_costs(model);
-  const double decode_tps = median(decode), prefill_tps = median(prefill);
-  const double kv_bytes = costs.kv_bytes_per_entry * median(cache_size);
+  const double decode_tps = median(runs.decode), prefill_tps = median(runs.prefill);
+  const double kv_bytes = costs.kv_bytes_per_entry * median(runs.cache_size);
   const double decode_gbps = (costs.weight_bytes + kv_bytes) * decode_tps / 1e9;
   const double prefill_gflops = prefill_flops(model, costs, o.prompt_len) * prefill_tps / o.prompt_len / 1e9;
-  std::cout << fmt::format("prompt {} tokens, {} new tokens, median of {}\n", o.prompt_len, o.new_tokens, o.repeats)
-            << fmt::format("prefill {:.1f} tokens/s, {:.1f} GFLOP/s = {:.0f}% of the GEMM rate\n", prefill_tps,
+  std::cout << fmt::format("prefill {:.1f} tokens/s, {:.1f} GFLOP/s = {:.0f}% of the GEMM rate\n", prefill_tps,
                            prefill_gflops, 100.0 * prefill_gflops / rates.gemm_gflops)
             << fmt::format("decode  {:.1f} tokens/s, {:.1f} MB read per token ({:.1f} MB weights: projections, norms, "
                            "LM head; {:.1f} MB KV cache at the mean {:.0f} entries) = {:.1f} GB/s, {:.0f}% of the read "
                            "bandwidth, {:.0f}% of the GEMV rate\n",
                            decode_tps, (costs.weight_bytes + kv_bytes) / 1e6, costs.weight_bytes / 1e6, kv_bytes / 1e6,
-                           median(cache_size), decode_gbps, 100.0 * decode_gbps / rates.read_gbps,
+                           median(runs.cache_size), decode_gbps, 100.0 * decode_gbps / rates.read_gbps,
                            100.0 * decode_gbps / rates.gemv_gbps);
+}
+
+// Each repeat runs every dtype once, in turn, so their speeds meet the same machine: on a shared VM the
+// read bandwidth drifts by tens of percent within minutes, and separate runs could not settle a ratio.
+void run_decode_bench(const DecodeBenchOptions& o) {
+  const std::vector<ModelOptions> variants = dtype_variants(o.model);
+  std::vector<Model> models;
+  for (const ModelOptions& variant : variants) models.push_back(variant.load());
+  auto policy = make_policy("full");
+  GenerationSettings settings;
+  settings.budget.h = o.prompt_len;  // one prefill pass
+  settings.max_new_tokens = o.new_tokens;
+  const auto prompt = random_ids(o.prompt_len, models.front().config().vocab_size, 0);
+  for (size_t i = 0; i < models.size(); ++i) std::cout << describe(variants[i], models[i]) << "\n";
+  const MachineRates before = measure_machine_rates(o.model.parsed_device());
+  for (const Model& model : models) generate(model, *policy, prompt, settings);  // warm-up
+  std::vector<DecodeRuns> runs(models.size());
+  for (int64_t r = 0; r < o.repeats; ++r)
+    for (size_t i = 0; i < models.size(); ++i) {
+      const GenerationResult result = generate(models[i], *policy, prompt, settings);
+      runs[i].prefill.push_back(o.prompt_len / result.prefill_seconds);
+      runs[i].decode.push_back((result.rollouts[0].generated.size() - 1) / result.decode_seconds);
+      runs[i].cache_size.push_back(result.mean_cache_size);
+    }
+  const MachineRates rates = best_of(before, measure_machine_rates(o.model.parsed_device()));
+  std::cout << fmt::format("machine: GEMM {:.1f} GFLOP/s; read bandwidth {:.1f} GB/s (best of at::mv, sum, kvbench::linear "
+                           "over 1 GiB), by a one-row product (GEMV) {:.1f} GB/s; each the best of before and after\n",
+                           rates.gemm_gflops, rates.read_gbps, rates.gemv_gbps)
+            << fmt::format("prompt {} tokens, {} new tokens, median of {}\n", o.prompt_len, o.new_tokens, o.repeats);
+  for (size_t i = 0; i < models.size(); ++i) {
+    if (models.size() > 1) std::cout << dtype_name(variants[i].parsed_dtype()) << ":\n";
+    print_decode_runs(models[i], o, runs[i], rates);
+  }
+  for (size_t i = 1; i < models.size(); ++i)
+    std::cout << fmt::format("{} against {}, in turns in this run: decode {:.2f}x, prefill {:.2f}x\n",
+                             dtype_name(variants[i].parsed_dtype()), dtype_name(variants[0].parsed_dtype()),
+                             median(runs[i].decode) / median(runs[0].decode),
+                             median(runs[i].prefill) / median(runs[0].prefill));
 }
 
 struct LinearBenchOptions {
@@ -387,6 +424,10 @@ void add_bench_command(CLI::App& app) {
   auto decode = std::make_shared<DecodeBenchOptions>();
   CLI::App* d = bench->add_subcommand("decode", "Prefill and decode tokens/s (full cache, greedy, random prompt)");
   decode->model.add_to(d);
+  d->get_option("--dtype")->description(
+      "Weights/activations: float32, bfloat16, float16, or several comma-separated (e.g. float32,bfloat16): one\n"
+      "model each, timed in turns within each repeat, and each speed against the first's (default: float32 on\n"
+      "CPU, bfloat16 on CUDA; softmax and scores are float32 regardless)");
   d->add_option("--prompt-len", decode->prompt_len, "Prompt tokens")->capture_default_str()->check(CLI::PositiveNumber);
   d->add_option("--new", decode->new_tokens, "New tokens")->capture_default_str()->check(CLI::PositiveNumber);
   d->add_option("--repeats", decode->repeats, "Timed repeats (median reported)")->capture_default_str()->check(CLI::PositiveNumber);
