@@ -5,15 +5,29 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
-#include "model/linear_kernels.h"
+#include "model/decode_attention_kernels.h"
 
 namespace kvbench {
 
+namespace attention_detail {
+
+const float* rows_as_float(const HeadRows& h, const void* rows, int64_t first, int64_t n, float* scratch,
+                           int64_t* stride) {
+  if (h.type == WeightType::f32) {
+    *stride = h.entry_stride;
+    return static_cast<const float*>(rows) + first * h.entry_stride;
+  }
+  const auto* row = static_cast<const uint16_t*>(rows) + first * h.entry_stride;
+  for (int64_t e = 0; e < n; ++e, row += h.entry_stride)
+    (h.type == WeightType::bf16 ? linear_detail::widen_bf16 : linear_detail::widen_f16)(row, scratch + e * h.D, h.D);
+  *stride = h.D;
+  return scratch;
+}
+
 namespace {
 
-// A dot product in a fixed order: 8 lane sums (which the compiler vectorises), a fixed pairwise
-// reduction, then the tail.
 float dot(const float* a, const float* b, int64_t n) {
   float lanes[8] = {};
   int64_t i = 0;
@@ -24,8 +38,40 @@ float dot(const float* a, const float* b, int64_t n) {
   return sum;
 }
 
-// A cached key or value row, or a query, as float32: the row itself, or its (exact) widening into
-// `scratch` [n].
+}  // namespace
+
+// Key rows are widened kScratchRows at a time, once for the G query heads.
+void scores_portable(const HeadRows& h, float scale, float* scores, float* scratch) {
+  for (int64_t j0 = 0; j0 < h.N; j0 += kScratchRows) {
+    const int64_t n = std::min(kScratchRows, h.N - j0);
+    int64_t stride = 0;
+    const float* k = rows_as_float(h, h.keys, j0, n, scratch, &stride);
+    for (int64_t g = 0; g < h.G; ++g)
+      for (int64_t e = 0; e < n; ++e)
+        scores[g * h.N + j0 + e] = !h.held || h.held[j0 + e] ? dot(h.q + g * h.D, k + e * stride, h.D) * scale
+                                                             : -std::numeric_limits<float>::infinity();
+  }
+}
+
+void values_portable(const HeadRows& h, const float* probs, float* out, float* scratch) {
+  for (int64_t j0 = 0; j0 < h.N; j0 += kScratchRows) {
+    const int64_t n = std::min(kScratchRows, h.N - j0);
+    int64_t stride = 0;
+    const float* v = rows_as_float(h, h.values, j0, n, scratch, &stride);
+    for (int64_t g = 0; g < h.G; ++g)
+      for (int64_t e = 0; e < n; ++e) {
+        const float p = probs[g * h.N + j0 + e];
+        float* o = out + g * h.D;
+        for (int64_t d = 0; d < h.D; ++d) o[d] += p * v[e * stride + d];
+      }
+  }
+}
+
+}  // namespace attention_detail
+
+namespace {
+
+// A query row as float32: the row itself, or its (exact) widening into `scratch` [n].
 const float* as_float(const float* row, int64_t, float*) { return row; }
 const float* as_float(const c10::BFloat16* row, int64_t n, float* scratch) {
   linear_detail::widen_bf16(reinterpret_cast<const uint16_t*>(row), scratch, n);
@@ -58,48 +104,44 @@ struct HeadTask {
   const bool* held;    // [N]: false for a ragged cache's padding slots; null when every slot holds an entry
 };
 
-// The working rows of one thread: a KV head's scores [G, N], one widened key or value row [D], its
-// queries and outputs in float32 [G, D].
+// The working rows of one thread: a KV head's scores [G, N], widened key or value rows, its queries and
+// outputs in float32 [G, D].
 struct HeadScratch {
-  std::vector<float> weights, row, queries, out;
+  std::vector<float> weights, rows, queries, out;
 };
 
-// Entry by entry, so a 16-bit key or value row is widened once for the KV head's G query heads, not once
-// per head (with 7 query heads a KV head, widening took most of a bfloat16 decode step's attention). Each
-// (query head, entry) pair still follows its own fixed order: the dot product, then the softmax over
-// entries in order, then the value sum in entry order. 16-bit queries are widened, and outputs rounded,
-// here: two ATen conversions a layer cost more than this kernel on a short cache.
+template <typename T>
+constexpr attention_detail::WeightType element_type() {
+  if constexpr (std::is_same_v<T, c10::BFloat16>) return attention_detail::WeightType::bf16;
+  if constexpr (std::is_same_v<T, c10::Half>) return attention_detail::WeightType::f16;
+  return attention_detail::WeightType::f32;
+}
+
+// Scores, then the softmax over entries in order (std::exp: the sum's order fixed), then the values.
+// 16-bit queries are widened, and outputs rounded, here: two ATen conversions a layer cost more than
+// this kernel on a short cache.
 template <typename T>
 void attend_head(const HeadTask<T>& t, int64_t G, int64_t D, HeadScratch& s) {
+  using namespace attention_detail;
   const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-  constexpr float kNone = -std::numeric_limits<float>::infinity();
+  const bool simd = linear_detail::cpu_has_avx2_kernel();
   s.weights.resize(G * t.N);
-  s.row.resize(D);
+  s.rows.resize(kScratchRows * D);
   s.queries.resize(G * D);
   s.out.assign(G * D, 0.0f);
-  const float* q = as_float(t.q, G * D, s.queries.data());
-  for (int64_t j = 0; j < t.N; ++j) {
-    const bool held = !t.held || t.held[j];
-    const float* k = held ? as_float(t.keys + j * t.entry_stride, D, s.row.data()) : nullptr;
-    for (int64_t g = 0; g < G; ++g) s.weights[g * t.N + j] = held ? dot(q + g * D, k, D) * scale : kNone;
-  }
+  const HeadRows h{as_float(t.q, G * D, s.queries.data()), t.keys, t.values, element_type<T>(), t.entry_stride, t.N, G, D,
+                   t.held};
+  (simd ? scores_avx2 : scores_portable)(h, scale, s.weights.data(), s.rows.data());
   for (int64_t g = 0; g < G; ++g) {
     float* w = s.weights.data() + g * t.N;
-    float top = kNone;
+    float top = -std::numeric_limits<float>::infinity();
     for (int64_t j = 0; j < t.N; ++j) top = std::max(top, w[j]);
     float total = 0.0f;
     for (int64_t j = 0; j < t.N; ++j) total += w[j] = std::exp(w[j] - top);
-    for (int64_t j = 0; j < t.N; ++j) w[j] /= total;  // the probability, as p = weight / total below did
+    for (int64_t j = 0; j < t.N; ++j) w[j] /= total;
+    if (t.probs) std::copy(w, w + t.N, t.probs + g * t.probs_stride);
   }
-  for (int64_t j = 0; j < t.N; ++j) {
-    const float* v = as_float(t.values + j * t.entry_stride, D, s.row.data());
-    for (int64_t g = 0; g < G; ++g) {
-      const float p = s.weights[g * t.N + j];
-      if (t.probs) t.probs[g * t.probs_stride + j] = p;
-      float* out = s.out.data() + g * D;
-      for (int64_t d = 0; d < D; ++d) out[d] += p * v[d];
-    }
-  }
+  (simd ? values_avx2 : values_portable)(h, s.weights.data(), s.out.data(), s.rows.data());
   store(s.out.data(), t.out, G * D);
 }
 

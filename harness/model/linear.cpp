@@ -59,8 +59,6 @@ void small_rows_scalar(const SmallRowsProblem& p, int64_t n_begin, int64_t n_end
   }
 }
 
-namespace {
-
 bool cpu_has_avx2_kernel() {
 #if defined(KVBENCH_AVX2_KERNEL)
   static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
@@ -70,6 +68,8 @@ bool cpu_has_avx2_kernel() {
   return false;
 #endif
 }
+
+namespace {
 
 WeightType weight_type(at::ScalarType dtype) {
   switch (dtype) {
@@ -99,6 +99,7 @@ void widen_f16(const uint16_t* in, float* out, int64_t n) {
 }
 
 void widen_bf16(const uint16_t* in, float* out, int64_t n) {
+  if (cpu_has_avx2_kernel()) return widen_bf16_avx2(in, out, n);
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(c10::BFloat16(in[i], c10::BFloat16::from_bits()));
 }
 

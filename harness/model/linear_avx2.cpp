@@ -186,6 +186,15 @@ void widen_f16_avx2(const uint16_t* in, float* out, int64_t n) {
   for (; i < n; ++i) out[i] = _cvtsh_ss(in[i]);
 }
 
+void widen_bf16_avx2(const uint16_t* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+    _mm256_storeu_ps(out + i, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(halves), 16)));
+  }
+  for (; i < n; ++i) out[i] = _mm_cvtss_f32(_mm_castsi128_ps(_mm_cvtsi32_si128(int(in[i]) << 16)));
+}
+
 void narrow_f16_avx2(const float* in, uint16_t* out, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)

@@ -44,6 +44,7 @@ void widen_f16_avx2(const uint16_t* in, float* out, int64_t n);  // needs F16C
 // bfloat16 → float32, n values (exact: the upper half of a float32); float32 → bfloat16 rounded to
 // nearest (ties to even), as .to() rounds.
 void widen_bf16(const uint16_t* in, float* out, int64_t n);
+void widen_bf16_avx2(const uint16_t* in, float* out, int64_t n);  // needs AVX2
 void narrow_bf16(const float* in, uint16_t* out, int64_t n);
 
 // float32 → float16, n values, rounded to nearest (ties to even) as c10::Half rounds; F16C when the CPU
@@ -53,6 +54,9 @@ void narrow_f16_avx2(const float* in, uint16_t* out, int64_t n);  // needs F16C
 
 // x [rows, K] → out [rows, K] in SmallRowsProblem::x_pairs's order.
 void pair_bf16_blocks(const float* x, float* out, int64_t rows, int64_t K);
+
+// Whether this CPU runs the *_avx2 kernels (AVX2, FMA and F16C; always false where they are not built).
+bool cpu_has_avx2_kernel();
 
 void small_rows_scalar(const SmallRowsProblem& p, int64_t n_begin, int64_t n_end);
 void small_rows_avx2(const SmallRowsProblem& p, int64_t n_begin, int64_t n_end);  // needs AVX2, FMA, F16C

@@ -1,8 +1,11 @@
 // The decode attention kernel against Model::attend (ATen's matmul + softmax), for groups with caches of
-// different lengths, GQA, attention capture and 16-bit caches.
+// different lengths, GQA, attention capture and 16-bit caches; its AVX2 products against the portable ones.
 #include "torch_catch.h"
 
+#include <cstring>
+
 #include "model/decode_attention.h"
+#include "model/decode_attention_kernels.h"
 #include "model_test_util.h"
 #include "test_support.h"
 
@@ -71,4 +74,39 @@ TEST_CASE("decode attention over 16-bit caches computes in float32", "[batch][at
     CHECK(got.scalar_type() == dtype);
     CHECK(at::equal(got, want));
   }
+}
+
+TEST_CASE("the AVX2 attention kernels agree bit for bit with the portable ones", "[batch][attention]") {
+  // Both follow the arithmetic of decode_attention_kernels.h (no fused multiply-adds), so a sequence's
+  // result does not depend on the CPU's path.
+  using namespace attention_detail;
+  if (!linear_detail::cpu_has_avx2_kernel()) {
+    WARN("this CPU has no AVX2: only the portable kernels run here, nothing to compare");
+    return;
+  }
+  at::manual_seed(5);
+  for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16, at::kHalf})
+    // N: full and partial blocks of 8 scored entries and of the kScratchRows widened rows; D: tails of 8
+    // columns, and more and fewer than the 64 columns summed in registers at once.
+    for (const int64_t N : {1, 5, 8, 13, 64, 65, 200})
+      for (const int64_t D : {4, 16, 20, 64, 72, 128})
+        for (const int64_t G : {1, 7})
+          for (const bool ragged : {false, true}) {
+            const int64_t stride = D + 3;  // a cache view: entries further apart than D
+            const at::Tensor keys = at::randn({N, stride}).to(dtype), values = at::randn({N, stride}).to(dtype);
+            const at::Tensor q = at::randn({G, D}), probs = at::rand({G, N}), start = at::randn({G, D});
+            const at::Tensor held = at::rand({N}) > 0.3;
+            const HeadRows h{q.data_ptr<float>(), keys.data_ptr(), values.data_ptr(),
+                             dtype == at::kFloat ? WeightType::f32 : dtype == at::kBFloat16 ? WeightType::bf16 : WeightType::f16,
+                             stride, N, G, D, ragged ? held.data_ptr<bool>() : nullptr};
+            std::vector<float> scratch(kScratchRows * D), scores_simd(G * N), scores_portable_(G * N);
+            scores_avx2(h, 0.37f, scores_simd.data(), scratch.data());
+            scores_portable(h, 0.37f, scores_portable_.data(), scratch.data());
+            at::Tensor out_simd = start.clone(), out_portable = start.clone();  // the kernels add to what is there
+            values_avx2(h, probs.data_ptr<float>(), out_simd.data_ptr<float>(), scratch.data());
+            values_portable(h, probs.data_ptr<float>(), out_portable.data_ptr<float>(), scratch.data());
+            INFO("dtype " << dtype << " N " << N << " D " << D << " G " << G << " ragged " << ragged);
+            REQUIRE(std::memcmp(scores_simd.data(), scores_portable_.data(), G * N * sizeof(float)) == 0);
+            REQUIRE(at::equal(out_simd, out_portable));
+          }
 }

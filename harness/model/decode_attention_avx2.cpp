@@ -1,0 +1,110 @@
+// The AVX2 decode attention products (see decode_attention_kernels.h for the arithmetic every element
+// follows). Compiled with -mavx2 but not -mfma: without FMA instructions the compiler cannot fuse a
+// product into its sum, which would change the bits. Called only after a CPU check; intrinsics only.
+#include <immintrin.h>
+
+#include "model/decode_attention_kernels.h"
+
+namespace kvbench::attention_detail {
+
+namespace {
+
+constexpr int kEntries = 8;  // entries scored together: one register of results
+
+int64_t smaller(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7)) of each of eight registers, as the eight elements of one: the
+// first horizontal adds pair neighbours, the second pairs the pairs (per 128-bit half), and the two halves
+// of each register's sum meet in the last add.
+__m256 lane_sums(const __m256 acc[kEntries]) {
+  const __m256 quads0 = _mm256_hadd_ps(_mm256_hadd_ps(acc[0], acc[1]), _mm256_hadd_ps(acc[2], acc[3]));
+  const __m256 quads1 = _mm256_hadd_ps(_mm256_hadd_ps(acc[4], acc[5]), _mm256_hadd_ps(acc[6], acc[7]));
+  return _mm256_add_ps(_mm256_permute2f128_ps(quads0, quads1, 0x20), _mm256_permute2f128_ps(quads0, quads1, 0x31));
+}
+
+// Eight entries' keys (rows `k`, `stride` apart) scored by one query row: the key rows stay in L1 while the
+// G query rows pass them, and one register holds the eight dot products before their tails.
+void score_entries(const HeadRows& h, const float* q, const float* k, int64_t stride, float scale, float* out) {
+  const int64_t D = h.D, D_blocks = D - D % 8;
+  __m256 acc[kEntries];
+  for (int e = 0; e < kEntries; ++e) acc[e] = _mm256_setzero_ps();
+  for (int64_t d = 0; d < D_blocks; d += 8) {
+    const __m256 qv = _mm256_loadu_ps(q + d);
+    for (int e = 0; e < kEntries; ++e)
+      acc[e] = _mm256_add_ps(acc[e], _mm256_mul_ps(qv, _mm256_loadu_ps(k + e * stride + d)));
+  }
+  alignas(32) float sums[kEntries];
+  _mm256_store_ps(sums, lane_sums(acc));
+  for (int e = 0; e < kEntries; ++e) {
+    float s = sums[e];
+    for (int64_t d = D_blocks; d < D; ++d) s += q[d] * k[e * stride + d];
+    out[e] = s * scale;
+  }
+}
+
+// The last N % 8 entries' keys as eight rows in scratch (stride D), the missing ones zero, so that they
+// are scored as a full block: each entry's arithmetic does not depend on its neighbours.
+const float* padded_keys(const HeadRows& h, int64_t first, int64_t n, float* scratch) {
+  int64_t stride = 0;
+  const float* k = rows_as_float(h, h.keys, first, n, scratch, &stride);
+  for (int64_t e = 0; e < kEntries; ++e)
+    for (int64_t d = 0; d < h.D; ++d) scratch[e * h.D + d] = e < n ? k[e * stride + d] : 0.0f;
+  return scratch;
+}
+
+// Columns [0, 8B) of one head's output plus the probability-weighted rows of n entries, in entry order:
+// B registers of sums, each its own dependency chain (one register's chain alone waited on the adder's
+// latency every row).
+template <int B>
+void add_rows(const float* p, const float* v, int64_t stride, int64_t n, float* o) {
+  __m256 acc[B];
+  // Each loop over the registers is unrolled explicitly: otherwise GCC 12 kept the sums on the stack (a
+  // store and a reload per row and register).
+#pragma GCC unroll 8
+  for (int b = 0; b < B; ++b) acc[b] = _mm256_loadu_ps(o + 8 * b);
+  for (int64_t e = 0; e < n; ++e) {
+    const __m256 pe = _mm256_set1_ps(p[e]);
+#pragma GCC unroll 8
+    for (int b = 0; b < B; ++b) acc[b] = _mm256_add_ps(acc[b], _mm256_mul_ps(pe, _mm256_loadu_ps(v + e * stride + 8 * b)));
+  }
+#pragma GCC unroll 8
+  for (int b = 0; b < B; ++b) _mm256_storeu_ps(o + 8 * b, acc[b]);
+}
+
+}  // namespace
+
+void scores_avx2(const HeadRows& h, float scale, float* scores, float* scratch) {
+  const float none = -__builtin_inff();
+  for (int64_t j0 = 0; j0 < h.N; j0 += kEntries) {
+    const int64_t n = smaller(kEntries, h.N - j0);
+    int64_t stride = h.D;
+    const float* k = n == kEntries ? rows_as_float(h, h.keys, j0, n, scratch, &stride) : padded_keys(h, j0, n, scratch);
+    for (int64_t g = 0; g < h.G; ++g) {
+      float block[kEntries];
+      score_entries(h, h.q + g * h.D, k, stride, scale, block);
+      for (int64_t e = 0; e < n; ++e) scores[g * h.N + j0 + e] = !h.held || h.held[j0 + e] ? block[e] : none;
+    }
+  }
+}
+
+// A block of value rows is widened once for the G query heads.
+void values_avx2(const HeadRows& h, const float* probs, float* out, float* scratch) {
+  constexpr int64_t kWide = 64;  // columns summed in registers at once
+  const int64_t D = h.D, D_blocks = D - D % 8;
+  for (int64_t j0 = 0; j0 < h.N; j0 += kScratchRows) {
+    const int64_t n = smaller(kScratchRows, h.N - j0);
+    int64_t stride = 0;
+    const float* v = rows_as_float(h, h.values, j0, n, scratch, &stride);
+    for (int64_t g = 0; g < h.G; ++g) {
+      const float* p = probs + g * h.N + j0;
+      float* o = out + g * D;
+      int64_t d = 0;
+      for (; d + kWide <= D_blocks; d += kWide) add_rows<kWide / 8>(p, v + d, stride, n, o + d);
+      for (; d < D_blocks; d += 8) add_rows<1>(p, v + d, stride, n, o + d);
+      for (; d < D; ++d)
+        for (int64_t e = 0; e < n; ++e) o[d] += p[e] * v[e * stride + d];
+    }
+  }
+}
+
+}  // namespace kvbench::attention_detail

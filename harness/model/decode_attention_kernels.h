@@ -1,0 +1,45 @@
+// The two products of decode attention for one sequence's KV head (model/decode_attention.cpp): its query
+// heads' scores over the cached keys, and their probability-weighted sums of the cached values. A portable
+// version and an AVX2 one compute every element by the same arithmetic, so they agree bit for bit and a
+// sequence's result never depends on the CPU's path or on what else shares the call. Plain C types only:
+// decode_attention_avx2.cpp is compiled with -mavx2 (see linear_kernels.h).
+#pragma once
+#include <cstdint>
+
+#include "model/linear_kernels.h"
+
+namespace kvbench::attention_detail {
+
+using linear_detail::WeightType;
+
+// One sequence's KV head: G query rows against N cached entries.
+struct HeadRows {
+  const float* q = nullptr;  // [G, D] float32
+  const void* keys = nullptr;  // entry j's key at keys + j * entry_stride elements of `type`
+  const void* values = nullptr;
+  WeightType type = WeightType::f32;
+  int64_t entry_stride = 0, N = 0, G = 0, D = 0;
+  const bool* held = nullptr;  // [N]: false for a ragged cache's padding slots; null when all are held
+};
+
+// Cached rows a kernel widens at a time: its scratch is kScratchRows * D floats.
+constexpr int64_t kScratchRows = 64;
+
+// scores[g * N + j] = dot(q[g], key j) · scale, or -inf where entry j is not held. dot: eight float32 lanes,
+// lane l summing q[d] · k[d] (the product rounded, then the sum; no FMA) over d ≡ l (mod 8) in increasing
+// d, for d below D − D % 8; lanes summed as ((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7)); then the tail columns
+// added one by one the same way.
+void scores_portable(const HeadRows& h, float scale, float* scores, float* scratch);
+void scores_avx2(const HeadRows& h, float scale, float* scores, float* scratch);  // needs AVX2
+
+// out[g * D + d] += probs[g * N + j] · value j[d] for j = 0, 1, …, N − 1 in turn (the product rounded, then
+// the sum; no FMA).
+void values_portable(const HeadRows& h, const float* probs, float* out, float* scratch);
+void values_avx2(const HeadRows& h, const float* probs, float* out, float* scratch);  // needs AVX2
+
+// Rows [first, first + n) of `rows` (keys or values) as float32: the cache's own rows when it is float32
+// (*stride = entry_stride), else widened exactly into scratch (*stride = D).
+const float* rows_as_float(const HeadRows& h, const void* rows, int64_t first, int64_t n, float* scratch,
+                           int64_t* stride);
+
+}  // namespace kvbench::attention_detail
