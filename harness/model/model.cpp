@@ -242,7 +242,9 @@ at::Tensor Model::smear_keys(const at::Tensor& k, const at::Tensor& previous_ids
   const at::Tensor previous_normed = rms_norm(embed(previous_ids.clamp_min(0)), w.input_norm);
   at::Tensor previous = split_heads(linear(previous_normed, w.k_proj, w.k_bias), config_.num_kv_heads, w.k_norm);
   previous = at::where(previous_ids.ge(0).unsqueeze(-1).unsqueeze(-1), previous, k);
-  return k + at::sigmoid(w.k_smear).unsqueeze(-1) * (previous - k);
+  // The gate in float32, rounded once to k's dtype (libtorch 1.13 has no CPU float16 sigmoid).
+  const at::Tensor gate = at::sigmoid(w.k_smear.to(compute_dtype(w.k_smear))).to(k.scalar_type());
+  return k + gate.unsqueeze(-1) * (previous - k);
 }
 
 QueryKeyValue Model::project(int64_t layer, const at::Tensor& normed, const at::Tensor& positions,
