@@ -128,36 +128,24 @@ TEST_CASE("rare-fact training sequences: every fact queried in the task's form, 
   }
 }
 
-TEST_CASE("the committed demo model recalls held-out codes with the full cache", "[demo]") {
+TEST_CASE("the committed demo model recalls held-out codes with the full cache, in every dtype", "[demo]") {
   // Stories of seed 3: neither trained on (seeds from 1000003) nor probed during training (seed 1). The
-  // grade is the task's own: the first 4-digit number of the answer must be the code.
-  REQUIRE_DEMO_MODEL();
-  const Model model = Model::load(demo_dir());
-  const Tokenizer tokenizer = Tokenizer::load(demo_dir());
-  for (const int words : {150, 300}) {
-    tasks::RareFactSpec spec;
-    spec.seed = 3;
-    spec.samples = 20;
-    spec.words = words;
-    const double recall = rare_fact_recall(model, tokenizer, spec);
-    INFO(words << "-word stories: recall " << recall);
-    CHECK(recall >= 0.9);
-  }
-}
-
-TEST_CASE("the committed demo model recalls held-out codes in 16-bit on the CPU too", "[demo]") {
-  // Its key smear's gate was a float16 sigmoid, which libtorch 1.13 lacks on the CPU: every float16 run
-  // of the demo threw. 16-bit rounding must not cost the recall either.
+  // grade is the task's own: the first 4-digit number of the answer must be the code. In 16-bit on the
+  // CPU too: its key smear's gate was a float16 sigmoid, which libtorch 1.13 lacks there (every float16
+  // run of the demo threw), and rounding must not cost the recall.
   REQUIRE_DEMO_MODEL();
   const Tokenizer tokenizer = Tokenizer::load(demo_dir());
-  tasks::RareFactSpec spec;
-  spec.seed = 3;
-  spec.samples = 20;
-  spec.words = 150;
-  for (const at::ScalarType dtype : {at::kBFloat16, at::kHalf}) {
-    const double recall = rare_fact_recall(Model::load(demo_dir(), at::kCPU, dtype), tokenizer, spec);
-    INFO(dtype << ": recall " << recall);
-    CHECK(recall >= 0.9);
+  for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16, at::kHalf}) {
+    const Model model = Model::load(demo_dir(), at::kCPU, dtype);
+    for (const int words : {150, 300}) {
+      tasks::RareFactSpec spec;
+      spec.seed = 3;
+      spec.samples = 20;
+      spec.words = words;
+      const double recall = rare_fact_recall(model, tokenizer, spec);
+      INFO(dtype << ", " << words << "-word stories: recall " << recall);
+      CHECK(recall >= 0.9);
+    }
   }
 }
 
