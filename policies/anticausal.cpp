@@ -147,9 +147,9 @@ at::Tensor anticausal_attention(const Model& model, const KvCache& cache, int64_
   const at::Tensor row_positions = cache.held_token_positions().narrow(1, first_row, rows);
   // Padding rows (-1, ragged caches only) take RoPE at 0; nothing reads their output.
   const at::Tensor rotated = model.rope(q_heads.transpose(1, 2), row_positions.clamp_min(0));
-  // libtorch 1.13 has no CPU float16 matmul: such a layer attends in float32 (as Model::attend does), its
-  // output rounded back below.
-  const bool widen = rotated.is_cpu() && rotated.scalar_type() == at::kHalf;
+  // Without an ATen product for its dtype (CPU float16), a layer attends in float32, as Model::attend does;
+  // its output is rounded back below.
+  const bool widen = !aten_matmul_supported(rotated.options());
   const auto computed = [widen](const at::Tensor& t) { return widen ? t.to(at::kFloat) : t; };
   const at::Tensor q = computed(rotated), keys = computed(cache.keys(layer)), values = computed(cache.values(layer));
   const int64_t n = keys.size(2);

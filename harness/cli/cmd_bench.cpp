@@ -210,8 +210,8 @@ void run_linear_bench(const LinearBenchOptions& o) {
       }) / static_cast<double>(copies);
     };
     const double ours = seconds_per_product([&](const at::Tensor& w) { kvbench::linear(x, w); });
-    std::string theirs = "not implemented";  // libtorch 1.13 has no CPU float16 matrix product
-    if (dtype != at::kHalf) {
+    std::string theirs = "not implemented";
+    if (aten_matmul_supported(x.options())) {
       const double seconds = seconds_per_product([&](const at::Tensor& w) { at::linear(x, w); });
       theirs = fmt::format("{:>7.1f} GB/s {:>6.1f} GFLOP/s", weight_bytes / seconds / 1e9, flops / seconds / 1e9);
     }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "model/linear.h"
+#include "model/model.h"
 
 namespace kvbench {
 
@@ -33,9 +34,8 @@ MachineRates measure_machine_rates(at::Device device, at::ScalarType dtype) {
   const int64_t n = device.is_cpu() ? 1536 : 8192;
   const at::Tensor a = at::randn({n, n}, options), b = at::randn({n, n}, options);
   // The faster of libtorch's product and kvbench::linear's (BLAS split over libtorch's pool, as a
-  // single-threaded BLAS needs: engine/cpu_threads.h). libtorch 1.13 has no CPU float16 product.
-  const bool aten_mm = !(device.is_cpu() && dtype == at::kHalf);
-  const double mm = aten_mm ? best_seconds(3, [&] { return at::mm(a, b).sum(); }) : HUGE_VAL;
+  // single-threaded BLAS needs: engine/cpu_threads.h); ours alone where ATen has none (CPU float16).
+  const double mm = aten_matmul_supported(options) ? best_seconds(3, [&] { return at::mm(a, b).sum(); }) : HUGE_VAL;
   const double ours = best_seconds(3, [&] { return kvbench::linear(a, b).sum(); });
   rates.gemm_gflops = 2.0 * n * n * n / std::min(mm, ours) / 1e9;
   // Read bandwidth: 1 GiB of float32 (2^28 elements), far past every cache; the fastest of three readers

@@ -256,7 +256,7 @@ QueryKeyValue Model::project(int64_t layer, const at::Tensor& normed, const at::
 
 at::Tensor Model::attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& allowed,
                          at::Tensor* probs_out) const {
-  if (q.is_cpu() && q.scalar_type() == at::kHalf)  // libtorch 1.13 has no CPU float16 matmul
+  if (!aten_matmul_supported(q.options()))
     return attend(q.to(at::kFloat), k.to(at::kFloat), v.to(at::kFloat), allowed, probs_out).to(at::kHalf);
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), D = q.size(3);
   const int64_t KV = k.size(1), G = H / KV, N = k.size(2);
@@ -346,6 +346,10 @@ at::ScalarType parse_dtype(const std::string& text) {
   if (text == "float16" || text == "fp16" || text == "f16") return at::kHalf;
   if (text == "float64" || text == "fp64") return at::kDouble;
   fail("unknown dtype \"{}\" (expected float32, bfloat16, float16)", text);
+}
+
+bool aten_matmul_supported(const at::TensorOptions& options) {
+  return !(options.device().is_cpu() && options.dtype() == at::kHalf);
 }
 
 std::string dtype_name(at::ScalarType dtype) {

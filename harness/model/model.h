@@ -139,4 +139,8 @@ at::Device parse_device(const std::string& text);
 at::ScalarType parse_dtype(const std::string& text);
 std::string dtype_name(at::ScalarType dtype);
 
+// Whether ATen multiplies matrices of these options: libtorch 1.13 has no CPU float16 product, so such
+// work runs in float32 (rounded back to float16 after).
+bool aten_matmul_supported(const at::TensorOptions& options);
+
 }  // namespace kvbench
