@@ -28,6 +28,7 @@ const float* rows_as_float(const HeadRows& h, const void* rows, int64_t first, i
 
 namespace {
 
+// The dot product of decode_attention_kernels.h: the compiler vectorises its lanes, not its order.
 float dot(const float* a, const float* b, int64_t n) {
   float lanes[8] = {};
   int64_t i = 0;
