@@ -99,7 +99,9 @@ std::vector<ModelOptions> dtype_variants(const ModelOptions& m) {
   for (std::string dtype; std::getline(list, dtype, ',');) {
     ModelOptions variant = m;
     variant.dtype = dtype;
-    parse_dtype(dtype);  // a bad or empty name fails here, before any model loads
+    const at::ScalarType parsed = parse_dtype(dtype);  // a bad or empty name fails here, before any model loads
+    for (const ModelOptions& listed : variants)
+      if (listed.parsed_dtype() == parsed) fail("--dtype lists {} twice (each one loads a model)", dtype_name(parsed));
     variants.push_back(variant);
   }
   if (variants.empty()) variants.push_back(m);

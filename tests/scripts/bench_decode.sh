@@ -19,5 +19,6 @@ expect_line "^model .* dtype bfloat16, 1 threads$"
 expect_line "^bfloat16:$"
 expect_line "^bfloat16 against float32, in turns in this run: decode [0-9.]+x, prefill [0-9.]+x$"
 expect_error 'unknown dtype ""' timeout 20 "$KVBENCH" bench decode --model "$model" --dtype float32,,bfloat16
+expect_error "--dtype lists bfloat16 twice" timeout 20 "$KVBENCH" bench decode --model "$model" --dtype bfloat16,float32,bf16
 expect_error "--repeats" timeout 20 "$KVBENCH" bench decode --model "$model" --repeats 0  # a median of nothing crashed
 echo "bench decode: ok"
