@@ -9,29 +9,22 @@ namespace kvbench {
 
 namespace {
 
-// Query rows attended at a time: as many as keep one block's float32 scores within a cache-sized budget
-// (they are written by one product, then read by the softmax and the next product), but at least enough
-// that the products stay efficient (each block reads all of the layer's later keys and values).
-constexpr int64_t kScoreBlockBytes = int64_t{4} << 20, kMinBlockRows = 32;
+// Query rows attended at a time: as many as keep one call's mask (rows × keys per KV head) within a few
+// MiB, but at least 32. Model::attend (model/block_attention.h on the CPU) splits them into blocks of its
+// own and spreads those over the cores.
+constexpr int64_t kMaskBlockBytes = int64_t{16} << 20, kMinBlockRows = 32;
 
 // Attention of `rows` query rows q [B, H, rows, D], entries first … first + rows − 1, each of which has at
 // least one allowed key, over the keys/values of entries first + min_gap + 1 … n − 1: [B, rows, H, D].
-// In those keys' own coordinates, row r may see key c iff c ≥ r, so only a rows × rows triangle is masked
-// and the products left of the block's first allowed key are never computed.
-at::Tensor attend_later_entries(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values, int64_t first,
-                                int64_t min_gap) {
+// In those keys' own coordinates, row r may see key c iff c ≥ r, so the products left of the first
+// row's first key are never computed.
+at::Tensor attend_later_entries(const Model& model, const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+                                int64_t first, int64_t min_gap) {
   const int64_t B = q.size(0), H = q.size(1), rows = q.size(2), D = q.size(3);
-  const int64_t KV = keys.size(1), G = H / KV, begin = first + min_gap + 1, N = keys.size(2) - begin;
-  // Query heads of one KV group are stacked along the row axis, so one product per KV head serves them all.
-  const at::Tensor grouped = q.reshape({B, KV, G * rows, D});
-  at::Tensor scores = at::matmul(grouped, keys.narrow(2, begin, N).transpose(-1, -2));
-  scores = scores.to(q.scalar_type() == at::kDouble ? at::kDouble : at::kFloat);  // softmax in float32, as Model::attend
-  scores.div_(std::sqrt(static_cast<double>(D)));
-  const at::Tensor before_key = at::ones({rows, rows}, scores.options().dtype(at::kBool)).tril(-1);
-  scores.view({B, KV, G, rows, N}).narrow(-1, 0, rows).masked_fill_(before_key, -std::numeric_limits<double>::infinity());
-  const at::Tensor probs = at::softmax(scores, -1).to(values.scalar_type());
-  const at::Tensor out = at::matmul(probs, values.narrow(2, begin, N));  // [B, KV, G * rows, D]
-  return out.view({B, H, rows, D}).transpose(1, 2);
+  const int64_t begin = first + min_gap + 1, N = keys.size(2) - begin;
+  const at::Tensor columns = at::arange(N, q.options().dtype(at::kLong));
+  const at::Tensor allowed = columns.unsqueeze(0) >= columns.narrow(0, 0, rows).unsqueeze(1);  // [rows, N]
+  return model.attend(q, keys.narrow(2, begin, N), values.narrow(2, begin, N), allowed).view({B, rows, H, D});
 }
 
 // A ragged cache's layer: query rows q [B, H, rows, D] of tokens at positions row_positions [B, rows]
@@ -39,24 +32,16 @@ at::Tensor attend_later_entries(const at::Tensor& q, const at::Tensor& keys, con
 // > p_i + min_gap (key_positions [B, KV, N]; padding slots at -1 never). The products start at the first
 // slot any row may see, so an unragged layer computes exactly what attend_later_entries computes (the
 // same products, the same masked entries); a row with no allowed key in some head gets 0 there.
-at::Tensor attend_later_positions(const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
+at::Tensor attend_later_positions(const Model& model, const at::Tensor& q, const at::Tensor& keys, const at::Tensor& values,
                                   const at::Tensor& key_positions, const at::Tensor& row_positions, int64_t min_gap) {
-  const int64_t B = q.size(0), H = q.size(1), rows = q.size(2), D = q.size(3), KV = keys.size(1), G = H / KV;
+  const int64_t B = q.size(0), H = q.size(1), rows = q.size(2), D = q.size(3);
   const at::Tensor row_limit = row_positions.masked_fill(row_positions.lt(0), std::numeric_limits<int64_t>::max() - min_gap);
   const at::Tensor allowed = key_positions.unsqueeze(2).gt((row_limit + min_gap).view({B, 1, rows, 1}));  // [B, KV, rows, N]
   const at::Tensor seen = allowed.flatten(0, 2).any(0);
   if (!seen.any().item<bool>()) return at::zeros({B, rows, H, D}, q.options());
   const int64_t begin = seen.to(at::kLong).argmax().item<int64_t>(), N = keys.size(2) - begin;
-  const at::Tensor grouped = q.reshape({B, KV, G * rows, D});
-  at::Tensor scores = at::matmul(grouped, keys.narrow(2, begin, N).transpose(-1, -2));
-  scores = scores.to(q.scalar_type() == at::kDouble ? at::kDouble : at::kFloat);  // softmax in float32, as Model::attend
-  scores.div_(std::sqrt(static_cast<double>(D)));
-  const at::Tensor visible = allowed.narrow(-1, begin, N).unsqueeze(2);  // [B, KV, 1, rows, N]
-  scores.view({B, KV, G, rows, N}).masked_fill_(visible.logical_not(), -std::numeric_limits<double>::infinity());
-  at::Tensor probs = at::softmax(scores, -1);
-  probs.view({B, KV, G, rows, N}).masked_fill_(visible.any(-1, /*keepdim=*/true).logical_not(), 0.0);
-  const at::Tensor out = at::matmul(probs.to(values.scalar_type()), values.narrow(2, begin, N));  // [B, KV, G * rows, D]
-  return out.view({B, H, rows, D}).transpose(1, 2);
+  return model.attend(q, keys.narrow(2, begin, N), values.narrow(2, begin, N), allowed.narrow(-1, begin, N))
+      .view({B, rows, H, D});
 }
 
 // Row i's own-token logit at its final hidden state x[i] (float32): one LM-head row per entry, never n × vocab.
@@ -162,15 +147,15 @@ at::Tensor anticausal_attention(const Model& model, const KvCache& cache, int64_
                            .sum()
                            .item<int64_t>()
                      : std::clamp<int64_t>(n - min_gap - 1 - first_row, 0, rows);
-  if (block_rows <= 0) block_rows = std::max(kMinBlockRows, kScoreBlockBytes / (B * c.num_heads * n * 4));
+  if (block_rows <= 0) block_rows = std::max(kMinBlockRows, kMaskBlockBytes / (B * c.num_kv_heads * n));
   at::Tensor attended = at::zeros({B, rows, c.num_heads, c.head_dim}, rotated.options());
   for (int64_t begin = 0; begin < with_keys; begin += block_rows) {
     const int64_t count = std::min(block_rows, with_keys - begin);
     const at::Tensor block_q = q.narrow(2, begin, count);
     attended.narrow(1, begin, count)
-        .copy_(cache.ragged() ? attend_later_positions(block_q, keys, values, cache.head_positions(layer),
+        .copy_(cache.ragged() ? attend_later_positions(model, block_q, keys, values, cache.head_positions(layer),
                                                        row_positions.narrow(1, begin, count), min_gap)
-                              : attend_later_entries(block_q, keys, values, first_row + begin, min_gap));
+                              : attend_later_entries(model, block_q, keys, values, first_row + begin, min_gap));
   }
   return attended.view({B, rows, c.num_heads * c.head_dim});
 }

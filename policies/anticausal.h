@@ -19,7 +19,7 @@ namespace kvbench {
 // One layer's anti-causal attention of the entries first_row … first_row + rows − 1 of `cache` (its held
 // tokens, KvCache::held_token_ids), from their
 // query heads q [B, rows, H, D] before RoPE (Model::query_heads): [B, rows, H·D]. Query rows are attended
-// `block_rows` at a time (0: as many as keep one block's scores within a cache-sized budget, at least 32).
+// `block_rows` at a time (0: as many as keep one block's mask within a few MiB, at least 32).
 at::Tensor anticausal_attention(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& q,
                                 int64_t min_gap, int64_t first_row = 0, int64_t block_rows = 0);
 

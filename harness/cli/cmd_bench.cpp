@@ -78,13 +78,15 @@ TokenCosts token_costs(const Model& model) {
   return costs;
 }
 
-// Prefill FLOPs of a T-token prompt as computed: 2 per multiply-add of every layer's projections for
-// each token, the LM head for the last token only, and attention's two T × T products per head
-// (masked entries included, as the matrix products compute them).
+// Prefill FLOPs of a T-token prompt: 2 per multiply-add of every layer's projections for each token, the
+// LM head for the last token only, and attention's two products per head over the keys each row sees,
+// T(T + 1)/2 of them. On the CPU (model/block_attention.h) a block of rows also multiplies the keys its
+// earlier rows do not see, up to its last row's; that work is left out, so the rate is what the causal
+// attention needs, not what the blocks computed.
 double prefill_flops(const Model& model, const TokenCosts& costs, int64_t T) {
   const auto& c = model.config();
-  const double t = static_cast<double>(T);
-  return 2.0 * costs.layer_params * t + 2.0 * costs.head_params + 4.0 * c.num_layers * c.num_heads * c.head_dim * t * t;
+  const double t = static_cast<double>(T), seen = t * (t + 1) / 2;
+  return 2.0 * costs.layer_params * t + 2.0 * costs.head_params + 4.0 * c.num_layers * c.num_heads * c.head_dim * seen;
 }
 
 double median(std::vector<double> values) {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "model/block_attention.h"
 #include "model/decode_attention.h"
 #include "model/fused_ops.h"
 #include "model/linear.h"
@@ -258,6 +259,7 @@ at::Tensor Model::attend(const at::Tensor& q, const at::Tensor& k, const at::Ten
                          at::Tensor* probs_out) const {
   if (!aten_matmul_supported(q.options()))
     return attend(q.to(at::kFloat), k.to(at::kFloat), v.to(at::kFloat), allowed, probs_out).to(at::kHalf);
+  if (block_attention_supported(q, k, v)) return block_attention(q, k, v, allowed, probs_out);
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), D = q.size(3);
   const int64_t KV = k.size(1), G = H / KV, N = k.size(2);
   // Query heads of one KV group are stacked along the row axis, so one matmul per KV head serves them all.

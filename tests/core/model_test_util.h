@@ -1,6 +1,7 @@
 // Helpers shared by the core tests: running a model over ids and reading reference JSON.
 #pragma once
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <vector>
 
@@ -69,6 +70,13 @@ inline at::Tensor json_matrix(const json& rows) {
   for (const auto& row : rows) out.push_back(at::tensor(row.get<std::vector<float>>(), at::kFloat));
   return at::stack(out);
 }
+
+// Sets libtorch's thread count for a scope, then restores it.
+struct ThreadsFor {
+  explicit ThreadsFor(int n) : saved(at::get_num_threads()) { at::set_num_threads(n); }
+  ~ThreadsFor() { at::set_num_threads(saved); }
+  int saved;
+};
 
 inline double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
   return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();

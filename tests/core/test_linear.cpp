@@ -10,19 +10,14 @@
 
 #include "model/linear.h"
 #include "model/linear_kernels.h"
+#include "model_test_util.h"
 
 using namespace kvbench;
+using kvbench::testing::ThreadsFor;
 
 namespace {
 
 const at::ScalarType kDtypes[] = {at::kFloat, at::kBFloat16, at::kHalf};
-
-// Restores the thread count a test changed.
-struct ThreadsFor {
-  explicit ThreadsFor(int n) : saved(at::get_num_threads()) { at::set_num_threads(n); }
-  ~ThreadsFor() { at::set_num_threads(saved); }
-  int saved;
-};
 
 at::Tensor random(std::vector<int64_t> shape, at::ScalarType dtype, uint64_t seed) {
   at::manual_seed(seed);

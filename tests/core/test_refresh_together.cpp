@@ -31,12 +31,6 @@ void check_rows_independent(const F& f, int64_t K, int64_t rows, int64_t before,
   CHECK(at::equal(f(packed).narrow(0, before, rows), f(mine)));
 }
 
-struct Threads {
-  explicit Threads(int n) : saved(at::get_num_threads()) { at::set_num_threads(n); }
-  ~Threads() { at::set_num_threads(saved); }
-  int saved;
-};
-
 // One sample about to refresh: a cache filled by a causal pass over a random prompt (with the attention
 // its policy observes), optionally forked into rollouts, and that sample's own policy instance.
 struct PreparedSample {
@@ -77,7 +71,7 @@ const std::vector<SampleSpec> kSamples = {
     {"h2o", 50, 1},                 {"tova", 33, 1},                 {"random", 28, 1}};
 
 void check_refresh_together_equals_alone(const Model& model, int threads) {
-  const Threads set(threads);
+  const ThreadsFor set(threads);
   CacheBudget budget;
   budget.J = 16;
   budget.h = 4;
@@ -113,7 +107,7 @@ TEST_CASE("our linear kernel computes rows independently of the rows packed besi
   // 896 → 4864, 4864 → 896).
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{64, 64}, {64, 172}, {172, 64}, {896, 896}, {896, 4864}, {4864, 896}};
   for (int threads : {1, 2}) {
-    const Threads set(threads);
+    const ThreadsFor set(threads);
     for (auto [K, N] : shapes) {
       at::manual_seed(K * 7 + N);
       const at::Tensor weight = at::randn({N, K}) / std::sqrt(static_cast<double>(K));

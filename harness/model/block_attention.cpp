@@ -1,0 +1,140 @@
+#include "model/block_attention.h"
+
+#include <ATen/Parallel.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "engine/cpu_threads.h"
+
+namespace kvbench {
+
+namespace {
+
+// A block's scores are written by one product and read by the softmax and the next: at most ~4 MiB of
+// them (of a core's cache), and 8 to 64 query rows a block (fewer rows make the products inefficient;
+// more leave 2 cores with too few blocks of a short chunk to share).
+constexpr int64_t kScoreBlockBytes = int64_t{4} << 20, kMinRows = 8, kMaxRows = 64;
+// Below this many multiply-adds a call runs on the calling thread: waking the pool would cost more.
+constexpr int64_t kParallelWork = int64_t{1} << 22;
+
+// One block: query rows [row, row + rows) of sequence b under KV head kv, which see keys [begin, end) at most.
+struct Block {
+  int64_t b, kv, row, rows, begin, end;
+  std::vector<uint8_t> without_key;  // per row: 1 where the row sees no key (its output is 0)
+  int64_t keys() const { return end - begin; }
+};
+
+// The mask as [Bm, KVm, T, N] (Bm ∈ {1, B}, KVm ∈ {1, KV}), contiguous; undefined when every key is visible.
+at::Tensor mask_per_head(const at::Tensor& allowed, int64_t T, int64_t N) {
+  if (!allowed.defined()) return {};
+  if (allowed.dim() == 4) return allowed.expand({allowed.size(0), allowed.size(1), T, N}).to(at::kBool).contiguous();
+  return allowed.reshape({allowed.dim() == 3 ? allowed.size(0) : 1, 1, T, N}).to(at::kBool).contiguous();
+}
+
+// Rows [row, row + rows) of sequence b under KV head kv: the span of keys its rows see (from the first
+// key any row sees to the last) and which rows see none. Each row is scanned from the right to its last
+// visible key, and from the left no further than the span found so far.
+Block make_block(const at::Tensor& mask, int64_t b, int64_t kv, int64_t row, int64_t rows, int64_t N) {
+  Block block{b, kv, row, rows, 0, N, std::vector<uint8_t>(rows, 0)};
+  if (!mask.defined()) return block;
+  block.begin = N;
+  block.end = 0;
+  const bool* first = mask.data_ptr<bool>() +
+                      ((std::min(b, mask.size(0) - 1) * mask.size(1) + std::min(kv, mask.size(1) - 1)) * mask.size(2) + row) * N;
+  for (int64_t r = 0; r < rows; ++r) {
+    const bool* visible = first + r * N;
+    int64_t end = N;
+    while (end > 0 && !visible[end - 1]) --end;
+    block.without_key[r] = end == 0;
+    block.end = std::max(block.end, end);
+    for (int64_t c = 0; c < std::min(block.begin, end); ++c)
+      if (visible[c]) {
+        block.begin = c;
+        break;
+      }
+  }
+  block.begin = std::min(block.begin, block.end);
+  return block;
+}
+
+struct Inputs {
+  at::Tensor q, k, v, mask;  // q [B, H, T, D], k/v [B, KV, N, D], mask as mask_per_head
+  at::Tensor out;            // [B, T, KV, G, D], zeros
+  at::Tensor probs;          // [B, KV, G, T, N] zeros, or undefined
+  at::ScalarType score_dtype;
+};
+
+void attend_block(const Inputs& in, const Block& block) {
+  if (block.keys() == 0) return;  // no row sees a key: out (and probs) stay 0
+  const int64_t KV = in.k.size(1), G = in.q.size(1) / KV, D = in.q.size(3);
+  // The G query heads of this KV head, stacked along the row axis: one product serves them all.
+  const at::Tensor q = in.q[block.b].narrow(0, block.kv * G, G).narrow(1, block.row, block.rows).reshape({G * block.rows, D});
+  const at::Tensor keys = in.k[block.b][block.kv].narrow(0, block.begin, block.keys());
+  const at::Tensor values = in.v[block.b][block.kv].narrow(0, block.begin, block.keys());
+  at::Tensor scores = at::mm(q, keys.t()).to(in.score_dtype);
+  scores.div_(std::sqrt(static_cast<double>(D)));
+  if (in.mask.defined()) {
+    const at::Tensor visible = in.mask[std::min(block.b, in.mask.size(0) - 1)][std::min(block.kv, in.mask.size(1) - 1)]
+                                   .narrow(0, block.row, block.rows)
+                                   .narrow(1, block.begin, block.keys());
+    scores.view({G, block.rows, block.keys()}).masked_fill_(visible.logical_not(), -std::numeric_limits<double>::infinity());
+  }
+  at::Tensor probs = at::softmax(scores, -1);
+  if (std::find(block.without_key.begin(), block.without_key.end(), 1) != block.without_key.end()) {
+    const at::Tensor none = at::from_blob(const_cast<uint8_t*>(block.without_key.data()), {1, block.rows, 1}, at::kByte);
+    probs.view({G, block.rows, block.keys()}).masked_fill_(none.to(at::kBool), 0.0);  // all −inf: NaN, not 0
+  }
+  if (in.probs.defined())
+    in.probs[block.b][block.kv].narrow(1, block.row, block.rows).narrow(2, block.begin, block.keys()).copy_(probs.view({G, block.rows, block.keys()}));
+  const at::Tensor attended = at::mm(probs.to(values.scalar_type()), values);  // [G * rows, D]
+  in.out[block.b].narrow(0, block.row, block.rows).select(1, block.kv).copy_(attended.view({G, block.rows, D}).transpose(0, 1));
+}
+
+}  // namespace
+
+bool block_attention_supported(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  const bool needs_grad = at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
+  return q.device().is_cpu() && !needs_grad;
+}
+
+at::Tensor block_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& allowed,
+                           at::Tensor* probs_out) {
+  const int64_t B = q.size(0), H = q.size(1), T = q.size(2), D = q.size(3), KV = k.size(1), G = H / KV, N = k.size(2);
+  const at::ScalarType score_dtype = q.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+  const Inputs in{q, k, v, mask_per_head(allowed, T, N), at::zeros({B, T, KV, G, D}, v.options()),
+                  probs_out ? at::zeros({B, KV, G, T, N}, q.options().dtype(score_dtype)) : at::Tensor(), score_dtype};
+  const int64_t rows = std::clamp(kScoreBlockBytes / std::max<int64_t>(1, G * N * 4), kMinRows, kMaxRows);
+  std::vector<Block> blocks;
+  int64_t work = 0;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t kv = 0; kv < KV; ++kv)
+      for (int64_t row = 0; row < T; row += rows) {
+        blocks.push_back(make_block(in.mask, b, kv, row, std::min(rows, T - row), N));
+        work += G * blocks.back().rows * blocks.back().keys() * D;
+      }
+  // The largest blocks first, each thread taking the next block as it finishes one: a causal prefill's
+  // blocks grow along the rows, and equal shares of them would leave one thread with most of the work.
+  std::stable_sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) { return a.rows * a.keys() > b.rows * b.keys(); });
+  std::atomic<size_t> next{0};
+  // The pool's threads do not inherit the caller's inference mode, and its tensors may only be written there.
+  const bool inference = c10::InferenceMode::is_enabled();
+  const auto work_through = [&](int64_t, int64_t) {
+    const c10::InferenceMode same_mode(inference);
+    for (size_t i = next++; i < blocks.size(); i = next++) attend_block(in, blocks[i]);
+  };
+  const int64_t workers = work < kParallelWork ? 1 : std::min<int64_t>(compute_threads(), static_cast<int64_t>(blocks.size()));
+  if (workers == 1) {
+    work_through(0, 1);
+  } else {
+    at::parallel_for(0, workers, 1, work_through);
+  }
+  if (probs_out) *probs_out = in.probs.view({B, H, T, N});
+  return in.out.view({B, T, H * D});
+}
+
+}  // namespace kvbench
