@@ -36,6 +36,11 @@ at::Tensor mask_per_head(const at::Tensor& allowed, int64_t T, int64_t N) {
   return allowed.reshape({allowed.dim() == 3 ? allowed.size(0) : 1, 1, T, N}).to(at::kBool).contiguous();
 }
 
+// The [T, N] mask of sequence b's KV head kv.
+at::Tensor head_mask(const at::Tensor& mask, int64_t b, int64_t kv) {
+  return mask[std::min(b, mask.size(0) - 1)][std::min(kv, mask.size(1) - 1)];
+}
+
 // Rows [row, row + rows) of sequence b under KV head kv: the span of keys its rows see (from the first
 // key any row sees to the last) and which rows see none. Each row is scanned from the right to its last
 // visible key, and from the left no further than the span found so far.
@@ -44,8 +49,7 @@ Block make_block(const at::Tensor& mask, int64_t b, int64_t kv, int64_t row, int
   if (!mask.defined()) return block;
   block.begin = N;
   block.end = 0;
-  const bool* first = mask.data_ptr<bool>() +
-                      ((std::min(b, mask.size(0) - 1) * mask.size(1) + std::min(kv, mask.size(1) - 1)) * mask.size(2) + row) * N;
+  const bool* first = head_mask(mask, b, kv).data_ptr<bool>() + row * N;
   for (int64_t r = 0; r < rows; ++r) {
     const bool* visible = first + r * N;
     int64_t end = N;
@@ -70,29 +74,26 @@ struct Inputs {
 };
 
 void attend_block(const Inputs& in, const Block& block) {
-  if (block.keys() == 0) return;  // no row sees a key: out (and probs) stay 0
-  const int64_t KV = in.k.size(1), G = in.q.size(1) / KV, D = in.q.size(3);
+  const int64_t n = block.keys(), rows = block.rows, KV = in.k.size(1), G = in.q.size(1) / KV, D = in.q.size(3);
+  if (n == 0) return;  // no row sees a key: out (and probs) stay 0
   // The G query heads of this KV head, stacked along the row axis: one product serves them all.
-  const at::Tensor q = in.q[block.b].narrow(0, block.kv * G, G).narrow(1, block.row, block.rows).reshape({G * block.rows, D});
-  const at::Tensor keys = in.k[block.b][block.kv].narrow(0, block.begin, block.keys());
-  const at::Tensor values = in.v[block.b][block.kv].narrow(0, block.begin, block.keys());
+  const at::Tensor q = in.q[block.b].narrow(0, block.kv * G, G).narrow(1, block.row, rows).reshape({G * rows, D});
+  const at::Tensor keys = in.k[block.b][block.kv].narrow(0, block.begin, n);
+  const at::Tensor values = in.v[block.b][block.kv].narrow(0, block.begin, n);
   at::Tensor scores = at::mm(q, keys.t()).to(in.score_dtype);
   scores.div_(std::sqrt(static_cast<double>(D)));
   if (in.mask.defined()) {
-    const at::Tensor visible = in.mask[std::min(block.b, in.mask.size(0) - 1)][std::min(block.kv, in.mask.size(1) - 1)]
-                                   .narrow(0, block.row, block.rows)
-                                   .narrow(1, block.begin, block.keys());
-    scores.view({G, block.rows, block.keys()}).masked_fill_(visible.logical_not(), -std::numeric_limits<double>::infinity());
+    const at::Tensor visible = head_mask(in.mask, block.b, block.kv).narrow(0, block.row, rows).narrow(1, block.begin, n);
+    scores.view({G, rows, n}).masked_fill_(visible.logical_not(), -std::numeric_limits<double>::infinity());
   }
-  at::Tensor probs = at::softmax(scores, -1);
+  const at::Tensor probs = at::softmax(scores, -1), per_head = probs.view({G, rows, n});
   if (std::find(block.without_key.begin(), block.without_key.end(), 1) != block.without_key.end()) {
-    const at::Tensor none = at::from_blob(const_cast<uint8_t*>(block.without_key.data()), {1, block.rows, 1}, at::kByte);
-    probs.view({G, block.rows, block.keys()}).masked_fill_(none.to(at::kBool), 0.0);  // all −inf: NaN, not 0
+    const at::Tensor none = at::from_blob(const_cast<uint8_t*>(block.without_key.data()), {1, rows, 1}, at::kByte);
+    per_head.masked_fill_(none.to(at::kBool), 0.0);  // all −inf: NaN, not 0
   }
-  if (in.probs.defined())
-    in.probs[block.b][block.kv].narrow(1, block.row, block.rows).narrow(2, block.begin, block.keys()).copy_(probs.view({G, block.rows, block.keys()}));
+  if (in.probs.defined()) in.probs[block.b][block.kv].narrow(1, block.row, rows).narrow(2, block.begin, n).copy_(per_head);
   const at::Tensor attended = at::mm(probs.to(values.scalar_type()), values);  // [G * rows, D]
-  in.out[block.b].narrow(0, block.row, block.rows).select(1, block.kv).copy_(attended.view({G, block.rows, D}).transpose(0, 1));
+  in.out[block.b].narrow(0, block.row, rows).select(1, block.kv).copy_(attended.view({G, rows, D}).transpose(0, 1));
 }
 
 }  // namespace
@@ -119,7 +120,8 @@ at::Tensor block_attention(const at::Tensor& q, const at::Tensor& k, const at::T
       }
   // The largest blocks first, each thread taking the next block as it finishes one: a causal prefill's
   // blocks grow along the rows, and equal shares of them would leave one thread with most of the work.
-  std::stable_sort(blocks.begin(), blocks.end(), [](const Block& a, const Block& b) { return a.rows * a.keys() > b.rows * b.keys(); });
+  std::stable_sort(blocks.begin(), blocks.end(),
+                   [](const Block& a, const Block& b) { return a.rows * a.keys() > b.rows * b.keys(); });
   std::atomic<size_t> next{0};
   // The pool's threads do not inherit the caller's inference mode, and its tensors may only be written there.
   const bool inference = c10::InferenceMode::is_enabled();
@@ -127,7 +129,8 @@ at::Tensor block_attention(const at::Tensor& q, const at::Tensor& k, const at::T
     const c10::InferenceMode same_mode(inference);
     for (size_t i = next++; i < blocks.size(); i = next++) attend_block(in, blocks[i]);
   };
-  const int64_t workers = work < kParallelWork ? 1 : std::min<int64_t>(compute_threads(), static_cast<int64_t>(blocks.size()));
+  const int64_t workers =
+      work < kParallelWork ? 1 : std::min<int64_t>(compute_threads(), static_cast<int64_t>(blocks.size()));
   if (workers == 1) {
     work_through(0, 1);
   } else {

@@ -38,13 +38,17 @@ std::pair<at::Tensor, at::Tensor> reference(const Case& c) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
       const int64_t kv = h / (H / KV);
+      const int64_t form = c.allowed.defined() ? c.allowed.dim() : 0;  // 0: no mask
       at::Tensor visible = at::ones({T, N}, at::kBool);
-      if (c.allowed.defined())
-        visible = c.allowed.dim() == 4 ? c.allowed[b][kv] : c.allowed.dim() == 3 ? c.allowed[c.allowed.size(0) == 1 ? 0 : b] : c.allowed;
+      if (form == 4) visible = c.allowed[b][kv];
+      if (form == 3) visible = c.allowed[c.allowed.size(0) == 1 ? 0 : b];
+      if (form == 2) visible = c.allowed;
       for (int64_t t = 0; t < T; ++t) {
         if (!visible[t].any().item<bool>()) continue;
-        const at::Tensor scores = at::mv(c.k[b][kv].to(at::kDouble), c.q[b][h][t].to(at::kDouble)) / std::sqrt(double(D));
-        const at::Tensor p = at::softmax(scores.masked_fill(visible[t].logical_not(), -std::numeric_limits<double>::infinity()), 0);
+        const at::Tensor keys = c.k[b][kv].to(at::kDouble), query = c.q[b][h][t].to(at::kDouble);
+        const at::Tensor scores = at::mv(keys, query) / std::sqrt(double(D));
+        const double minus_inf = -std::numeric_limits<double>::infinity();
+        const at::Tensor p = at::softmax(scores.masked_fill(visible[t].logical_not(), minus_inf), 0);
         probs[b][h][t].copy_(p);
         out[b][t][h].copy_(at::mv(c.v[b][kv].to(at::kDouble).t(), p));
       }
@@ -110,7 +114,8 @@ TEST_CASE("block attention on the parallel path and in 16-bit and float64", "[at
   }
 }
 
-TEST_CASE("a sequence's block attention does not depend on the thread count or the sequences beside it", "[attention][batch]") {
+TEST_CASE("a sequence's block attention does not depend on the thread count or the sequences beside it",
+          "[attention][batch]") {
   // Parallel (well over the pool's threshold), and a cache long enough that a block holds fewer rows than
   // the most (its scores would not fit the block budget): the blocks follow T, N and G alone.
   const int64_t B = 3, H = 8, KV = 2, T = 200, N = 5000, D = 64;
