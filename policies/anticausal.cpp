@@ -131,12 +131,9 @@ at::Tensor anticausal_attention(const Model& model, const KvCache& cache, int64_
   const ModelConfig& c = model.config();
   const at::Tensor row_positions = cache.held_token_positions().narrow(1, first_row, rows);
   // Padding rows (-1, ragged caches only) take RoPE at 0; nothing reads their output.
-  const at::Tensor rotated = model.rope(q_heads.transpose(1, 2), row_positions.clamp_min(0));
-  // Without an ATen product for its dtype (CPU float16), a layer attends in float32, as Model::attend does;
-  // its output is rounded back below.
-  const bool widen = !aten_matmul_supported(rotated.options());
-  const auto computed = [widen](const at::Tensor& t) { return widen ? t.to(at::kFloat) : t; };
-  const at::Tensor q = computed(rotated), keys = computed(cache.keys(layer)), values = computed(cache.values(layer));
+  const at::Tensor q = model.rope(q_heads.transpose(1, 2), row_positions.clamp_min(0));
+  // CPU float16 attends in float32 inside Model::attend (libtorch 1.13 has no such product).
+  const at::Tensor keys = cache.keys(layer), values = cache.values(layer);
   const int64_t n = keys.size(2);
   // Rows with a key to attend to come first: the newest have no later entry (token level: the newest
   // min_gap + 1 slots; ragged: positions beyond the layer's newest − min_gap − 1, and padding rows).
@@ -148,7 +145,7 @@ at::Tensor anticausal_attention(const Model& model, const KvCache& cache, int64_
                            .item<int64_t>()
                      : std::clamp<int64_t>(n - min_gap - 1 - first_row, 0, rows);
   if (block_rows <= 0) block_rows = std::max(kMinBlockRows, kMaskBlockBytes / (B * c.num_kv_heads * n));
-  at::Tensor attended = at::zeros({B, rows, c.num_heads, c.head_dim}, rotated.options());
+  at::Tensor attended = at::zeros({B, rows, c.num_heads, c.head_dim}, q.options());
   for (int64_t begin = 0; begin < with_keys; begin += block_rows) {
     const int64_t count = std::min(block_rows, with_keys - begin);
     const at::Tensor block_q = q.narrow(2, begin, count);
