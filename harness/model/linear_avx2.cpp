@@ -126,23 +126,30 @@ void tile(const SmallRowsProblem& p, int64_t m0, int64_t n0) {
     }
 }
 
-// Register tiles: R x rows times C weight rows. One row (a decode step) wants many weight rows in flight
-// (4–6 streams read the memory at its bandwidth, 3 at 75 % of it); more x rows leave registers for
-// fewer (R·C accumulators plus the weight blocks fit the 16 ymm registers). Every C divides kColsLcm.
-// A 16-bit row is half as long, so one row's tile takes 12 weight rows, though its weight blocks then
-// spill: cold one-row products over 1 GiB (2 threads, Zen 5), C = 6 → 12, bfloat16 [9728, 896]
-// 49–53 → 56–62 GB/s, [896, 4864] 47 → 48–49, [1152, 896] 39–40 → 41–42; float16 [9728, 896] 53 → 57,
-// [896, 4864] 49 → 52. 16 and 24 rows read slower than 12; float32 reads the same at 6 and 12.
-constexpr int kTileRows = 4, kColsLcm = 12;
+// Register tiles: R x rows times C weight rows. One row (a decode step) wants many weight rows in flight;
+// more x rows leave registers for fewer (R·C accumulators plus the weight blocks fit the 16 ymm
+// registers). Every C divides kColsLcm.
+// One row's tile takes 12 weight rows, though its weight blocks then spill to the stack (L1):
+// - 16-bit, cold one-row products over 1 GiB (2 threads, Zen 5), C = 6 → 12: bfloat16 [9728, 896]
+//   49–53 → 56–62 GB/s, [896, 4864] 47 → 48–49, [1152, 896] 39–40 → 41–42; float16 [9728, 896] 53 → 57,
+//   [896, 4864] 49 → 52. 16 and 24 rows read slower than 12.
+// - float32 rows of at most kShortRow bytes (K = 896: 3.5 KiB) stream briefly each; 6 of them and the
+//   next tile's prefetched 6 read at 81–85 % of a sum's rate over the same GiB, 12 at 96–98 % (Zen 4,
+//   2 threads, medians of 8–12 alternating rounds). Longer float32 rows keep 6: at K = 16384, 12 rows and
+//   the next 12 read at 76 % of the sum's rate, 6 and 6 at 105 %; from K = 2048 to 8960 within noise.
+constexpr int kTileRows = 4, kColsLcm = 12, kOneRowCols = 12;
+constexpr int64_t kShortRow = 4096;
 template <WeightType T>
-constexpr int tile_cols(int64_t rows) {
-  if (T != WeightType::f32) return rows == 1 ? 12 : rows == 2 ? 3 : 2;  // their blocks take 2 registers
-  return rows == 1 ? 6 : rows == 2 ? 4 : 3;
+constexpr int tile_cols(int64_t rows, int64_t row_bytes) {
+  if (rows == 1) return T != WeightType::f32 || row_bytes <= kShortRow ? kOneRowCols : 6;
+  if (T != WeightType::f32) return rows == 2 ? 3 : 2;  // their blocks take 2 registers
+  return rows == 2 ? 4 : 3;
 }
 
 using TileFn = void (*)(const SmallRowsProblem&, int64_t, int64_t);
 
-template <WeightType T, int R, int C = tile_cols<T>(R)>
+// The widest tile of R rows up to C columns that fits `cols`.
+template <WeightType T, int R, int C>
 TileFn tile_for_cols(int64_t cols) {
   if constexpr (C == 1) {
     return tile<T, R, 1>;
@@ -154,10 +161,10 @@ TileFn tile_for_cols(int64_t cols) {
 template <WeightType T>
 TileFn tile_for(int64_t rows, int64_t cols) {
   switch (rows) {
-    case 1: return tile_for_cols<T, 1>(cols);
-    case 2: return tile_for_cols<T, 2>(cols);
-    case 3: return tile_for_cols<T, 3>(cols);
-    default: return tile_for_cols<T, 4>(cols);
+    case 1: return tile_for_cols<T, 1, kOneRowCols>(cols);
+    case 2: return tile_for_cols<T, 2, tile_cols<T>(2, 0)>(cols);
+    case 3: return tile_for_cols<T, 3, tile_cols<T>(3, 0)>(cols);
+    default: return tile_for_cols<T, 4, tile_cols<T>(4, 0)>(cols);
   }
 }
 
@@ -172,7 +179,7 @@ void run(const SmallRowsProblem& p, int64_t n_begin, int64_t n_end) {
     const int64_t nb_end = smaller(nb + block, n_end);
     for (int64_t m = 0; m < p.rows; m += kTileRows) {
       const int64_t rows = smaller(kTileRows, p.rows - m);
-      const int64_t cols = tile_cols<T>(rows);
+      const int64_t cols = tile_cols<T>(rows, row_bytes);
       for (int64_t n = nb; n < nb_end; n += cols) tile_for<T>(rows, smaller(cols, nb_end - n))(p, m, n);
     }
   }

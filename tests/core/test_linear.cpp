@@ -233,8 +233,9 @@ TEST_CASE("the portable kernel agrees bit for bit with the SIMD one", "[linear][
   // without AVX2 both calls run the portable kernel and this checks nothing new.
   uint64_t seed = 100;
   for (const at::ScalarType dtype : kDtypes)
-    // K: tails of 8- and 16-column blocks; rows and N: every register tile shape and partial tiles.
-    for (const int64_t K : {1, 8, 16, 29, 45, 256})
+    // K: tails of 8- and 16-column blocks, and float32 rows past 4 KiB (one row's tile is narrower there);
+    // rows and N: every register tile shape and partial tiles.
+    for (const int64_t K : {1, 8, 16, 29, 45, 256, 1037})
       for (const int64_t rows : {1, 2, 3, 4, 6}) {
         const at::Tensor x = random({rows, K}, at::kFloat, seed++);
         const at::Tensor w = random({23, K}, dtype, seed++), b = random({23}, at::kFloat, seed++);
