@@ -115,20 +115,36 @@ struct DecodeRuns {
   std::vector<double> prefill, decode, cache_size;  // tokens/s, tokens/s, mean cached entries
 };
 
-void print_decode_runs(const Model& model, const DecodeBenchOptions& o, const DecodeRuns& runs, const MachineRates& rates) {
+// GB/s of read bandwidth per repeat: the higher of the probes just before and just after it.
+std::vector<double> bandwidth_beside(const std::vector<double>& probes) {
+  std::vector<double> beside;
+  for (size_t r = 0; r + 1 < probes.size(); ++r) beside.push_back(std::max(probes[r], probes[r + 1]));
+  return beside;
+}
+
+void print_decode_runs(const Model& model, const DecodeBenchOptions& o, const DecodeRuns& runs, const MachineRates& rates,
+                       const std::vector<double>& beside) {
   const TokenCosts costs = token_costs(model);
+  const auto bytes_per_token = [&](double cache_size) { return costs.weight_bytes + costs.kv_bytes_per_entry * cache_size; };
   const double decode_tps = median(runs.decode), prefill_tps = median(runs.prefill);
   const double kv_bytes = costs.kv_bytes_per_entry * median(runs.cache_size);
-  const double decode_gbps = (costs.weight_bytes + kv_bytes) * decode_tps / 1e9;
+  const double decode_gbps = bytes_per_token(median(runs.cache_size)) * decode_tps / 1e9;
   const double prefill_gflops = prefill_flops(model, costs, o.prompt_len) * prefill_tps / o.prompt_len / 1e9;
+  std::vector<double> shares;  // each repeat's GB/s against the bandwidth beside it
+  for (size_t r = 0; r < runs.decode.size(); ++r)
+    shares.push_back(100.0 * bytes_per_token(runs.cache_size[r]) * runs.decode[r] / 1e9 / beside[r]);
   std::cout << fmt::format("prefill {:.1f} tokens/s, {:.1f} GFLOP/s = {:.0f}% of the GEMM rate\n", prefill_tps,
                            prefill_gflops, 100.0 * prefill_gflops / rates.gemm_gflops)
             << fmt::format("decode  {:.1f} tokens/s, {:.1f} MB read per token ({:.1f} MB weights: projections, norms, "
                            "LM head; {:.1f} MB KV cache at the mean {:.0f} entries) = {:.1f} GB/s, {:.0f}% of the read "
                            "bandwidth, {:.0f}% of the GEMV rate\n",
-                           decode_tps, (costs.weight_bytes + kv_bytes) / 1e6, costs.weight_bytes / 1e6, kv_bytes / 1e6,
-                           median(runs.cache_size), decode_gbps, 100.0 * decode_gbps / rates.read_gbps,
-                           100.0 * decode_gbps / rates.gemv_gbps);
+                           decode_tps, bytes_per_token(median(runs.cache_size)) / 1e6, costs.weight_bytes / 1e6,
+                           kv_bytes / 1e6, median(runs.cache_size), decode_gbps, 100.0 * decode_gbps / rates.read_gbps,
+                           100.0 * decode_gbps / rates.gemv_gbps)
+            << fmt::format("decode against the read bandwidth beside each repeat (the higher of just before and just "
+                           "after it), median of {}: {:.0f}% (range {:.0f}-{:.0f}%)\n",
+                           shares.size(), median(shares), *std::min_element(shares.begin(), shares.end()),
+                           *std::max_element(shares.begin(), shares.end()));
 }
 
 // Each repeat runs every dtype once, in turn, so their speeds meet the same machine: on a shared VM the
@@ -146,13 +162,17 @@ void run_decode_bench(const DecodeBenchOptions& o) {
   const MachineRates before = measure_machine_rates(o.model.parsed_device());
   for (const Model& model : models) generate(model, *policy, prompt, settings);  // warm-up
   std::vector<DecodeRuns> runs(models.size());
-  for (int64_t r = 0; r < o.repeats; ++r)
+  const ReadBandwidthProbe probe(o.model.parsed_device());
+  std::vector<double> probes{probe.measure(1).read_gbps};
+  for (int64_t r = 0; r < o.repeats; ++r) {
     for (size_t i = 0; i < models.size(); ++i) {
       const GenerationResult result = generate(models[i], *policy, prompt, settings);
       runs[i].prefill.push_back(o.prompt_len / result.prefill_seconds);
       runs[i].decode.push_back((result.rollouts[0].generated.size() - 1) / result.decode_seconds);
       runs[i].cache_size.push_back(result.mean_cache_size);
     }
+    probes.push_back(probe.measure(1).read_gbps);
+  }
   const MachineRates rates = best_of(before, measure_machine_rates(o.model.parsed_device()));
   std::cout << fmt::format("machine: GEMM {:.1f} GFLOP/s; read bandwidth {:.1f} GB/s (best of at::mv, sum, kvbench::linear "
                            "over 1 GiB), by a one-row product (GEMV) {:.1f} GB/s; each the best of before and after\n",
@@ -160,7 +180,7 @@ void run_decode_bench(const DecodeBenchOptions& o) {
             << fmt::format("prompt {} tokens, {} new tokens, median of {}\n", o.prompt_len, o.new_tokens, o.repeats);
   for (size_t i = 0; i < models.size(); ++i) {
     if (models.size() > 1) std::cout << dtype_name(variants[i].parsed_dtype()) << ":\n";
-    print_decode_runs(models[i], o, runs[i], rates);
+    print_decode_runs(models[i], o, runs[i], rates, bandwidth_beside(probes));
   }
   for (size_t i = 1; i < models.size(); ++i)
     std::cout << fmt::format("{} against {}, in turns in this run: decode {:.2f}x, prefill {:.2f}x\n",
@@ -426,7 +446,9 @@ void add_bench_command(CLI::App& app) {
   bench->require_subcommand(1);
 
   auto decode = std::make_shared<DecodeBenchOptions>();
-  CLI::App* d = bench->add_subcommand("decode", "Prefill and decode tokens/s (full cache, greedy, random prompt)");
+  CLI::App* d = bench->add_subcommand("decode", "Prefill and decode tokens/s (full cache, greedy, random prompt): prefill against the "
+                                                      "GEMM rate, decode against the read bandwidth, both measured in the same run (the "
+                                                      "bandwidth also beside each repeat)");
   decode->model.add_to(d);
   d->get_option("--dtype")->description(
       "Weights/activations: float32, bfloat16, float16, or several comma-separated (e.g. float32,bfloat16): one\n"

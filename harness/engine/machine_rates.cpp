@@ -38,15 +38,27 @@ MachineRates measure_machine_rates(at::Device device, at::ScalarType dtype) {
   const double mm = aten_matmul_supported(options) ? best_seconds(3, [&] { return at::mm(a, b).sum(); }) : HUGE_VAL;
   const double ours = best_seconds(3, [&] { return kvbench::linear(a, b).sum(); });
   rates.gemm_gflops = 2.0 * n * n * n / std::min(mm, ours) / 1e9;
-  // Read bandwidth: 1 GiB of float32 (2^28 elements), far past every cache; the fastest of three readers
-  // (our own one-row product streams it faster than libtorch's on some CPUs).
+  const MachineRates read = ReadBandwidthProbe(device).measure(3);
+  rates.read_gbps = read.read_gbps;
+  rates.gemv_gbps = read.gemv_gbps;
+  return rates;
+}
+
+// 1 GiB of float32 (2^28 elements), far past every cache.
+ReadBandwidthProbe::ReadBandwidthProbe(at::Device device) {
   const int64_t rows = 16384, cols = (int64_t{1} << 28) / rows;
-  const at::Tensor matrix = at::rand({rows, cols}, options.dtype(at::kFloat));
-  const at::Tensor vector = at::rand({cols}, options.dtype(at::kFloat));
-  const double bytes = static_cast<double>(matrix.numel()) * 4.0;
-  const double gemv = best_seconds(3, [&] { return at::mv(matrix, vector); });
-  const double sum = best_seconds(3, [&] { return matrix.sum(); });
-  const double gemv_ours = best_seconds(3, [&] { return kvbench::linear(vector.unsqueeze(0), matrix); });
+  const auto options = at::TensorOptions().device(device).dtype(at::kFloat);
+  matrix_ = at::rand({rows, cols}, options);
+  vector_ = at::rand({cols}, options);
+}
+
+// The fastest of three readers: our own one-row product streams the matrix faster than libtorch's on some CPUs.
+MachineRates ReadBandwidthProbe::measure(int rounds) const {
+  const double bytes = static_cast<double>(matrix_.numel()) * 4.0;
+  const double gemv = best_seconds(rounds, [&] { return at::mv(matrix_, vector_); });
+  const double sum = best_seconds(rounds, [&] { return matrix_.sum(); });
+  const double gemv_ours = best_seconds(rounds, [&] { return kvbench::linear(vector_.unsqueeze(0), matrix_); });
+  MachineRates rates;
   rates.read_gbps = bytes / std::min({gemv, sum, gemv_ours}) / 1e9;
   rates.gemv_gbps = bytes / std::min(gemv, gemv_ours) / 1e9;
   return rates;

@@ -19,4 +19,17 @@ MachineRates best_of(const MachineRates& a, const MachineRates& b);
 // About a second of work on a 2-core CPU; `device` and `dtype` as the benchmark's model.
 MachineRates measure_machine_rates(at::Device device, at::ScalarType dtype = at::kFloat);
 
+// The read bandwidth alone, by the same readers over a 1 GiB matrix allocated once, for measuring beside
+// each repeat of a benchmark: on a shared machine it moves by half within minutes, so a bound measured
+// only before and after a run says little of the moment a repeat ran.
+class ReadBandwidthProbe {
+ public:
+  explicit ReadBandwidthProbe(at::Device device);
+  // read_gbps and gemv_gbps (gemm_gflops stays 0), each reader's best of `rounds` passes after a warm-up.
+  MachineRates measure(int rounds) const;
+
+ private:
+  at::Tensor matrix_, vector_;
+};
+
 }  // namespace kvbench

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `kvbench bench decode` end to end on stories260K: the machine's rates (measured before and after the
-# timed runs), prefill against the GEMM rate, decode against the read bandwidth and the GEMV rate; several
-# dtypes in one run.
+# timed runs), prefill against the GEMM rate, decode against the read bandwidth and the GEMV rate, and
+# against the read bandwidth beside each repeat; several dtypes in one run.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
 require_tiny_model
@@ -10,6 +10,7 @@ expect_line() { grep -Eq "$1" "$work/out" || { cat "$work/out"; fail "no line ma
 expect_line "^machine: GEMM [0-9.]+ GFLOP/s; read bandwidth [0-9.]+ GB/s .*, by a one-row product \(GEMV\) [0-9.]+ GB/s; each the best of before and after$"
 expect_line "^prefill [0-9.]+ tokens/s, [0-9.]+ GFLOP/s = [0-9]+% of the GEMM rate$"
 expect_line "^decode  [0-9.]+ tokens/s, [0-9.]+ MB read per token .* = [0-9.]+ GB/s, [0-9]+% of the read bandwidth, [0-9]+% of the GEMV rate$"
+expect_line "^decode against the read bandwidth beside each repeat \(the higher of just before and just after it\), median of 1: [0-9]+% \(range [0-9]+-[0-9]+%\)$"
 # Several dtypes: one model each, timed in turns; each gets its own figures, then its speed against the first.
 timeout 300 "$KVBENCH" --threads 1 bench decode --model "$model" --dtype float32,bfloat16 --prompt-len 16 --new 8 \
   --repeats 1 > "$work/out"
