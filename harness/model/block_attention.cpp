@@ -23,10 +23,9 @@ constexpr int64_t kScoreBlockBytes = int64_t{4} << 20, kMinRows = 8, kMaxRows = 
 // Below this many multiply-adds a call runs on the calling thread: waking the pool would cost more.
 constexpr int64_t kParallelWork = int64_t{1} << 22;
 
-// One block: query rows [row, row + rows) of sequence b under KV head kv, which see keys [begin, end) at most,
-// and every row with a key sees all of keys [all_begin, all_end): the mask is applied only outside them.
+// One block: query rows [row, row + rows) of sequence b under KV head kv, which see keys [begin, end) at most.
 struct Block {
-  int64_t b, kv, row, rows, begin, end, all_begin = 0, all_end = 0;
+  int64_t b, kv, row, rows, begin, end;
   std::vector<uint8_t> without_key;  // per row: 1 where the row sees no key (its output is 0)
   int64_t keys() const { return end - begin; }
 };
@@ -43,31 +42,32 @@ at::Tensor head_mask(const at::Tensor& mask, int64_t b, int64_t kv) {
   return mask[std::min(b, mask.size(0) - 1)][std::min(kv, mask.size(1) - 1)];
 }
 
-// The longest run of keys in [block.begin, block.end) that every row with a key sees, into all_begin and
-// all_end. A causal block sees all keys but its last `rows`; the counter-causal pass's mirror block all but
-// its first. Rows without a key are left out: their output is 0 whatever their scores.
-void find_keys_all_rows_see(const bool* first, int64_t N, Block& block) {
+// The longest run [first, last) of keys in [block.begin, block.end) that every row with a key sees, from the
+// block's rows of the mask (`visible`, [rows, N]). A causal block sees all keys but its last `rows`; the
+// counter-causal pass's mirror block all but its first. Rows without a key are left out: their output is 0
+// whatever their scores.
+std::pair<int64_t, int64_t> keys_all_rows_see(const at::Tensor& visible, const Block& block) {
+  const bool* first = visible.data_ptr<bool>();
+  const int64_t N = visible.size(1);
   std::vector<uint8_t> all(block.keys(), 1);
-  block.all_begin = block.all_end = block.begin;
   for (int64_t r = 0; r < block.rows; ++r)
     if (!block.without_key[r])
       for (int64_t c = 0; c < block.keys(); ++c) all[c] &= first[r * N + block.begin + c];
+  std::pair<int64_t, int64_t> longest{block.begin, block.begin};
   for (int64_t c = 0; c < block.keys();) {
     int64_t run_end = c;
     while (run_end < block.keys() && all[run_end]) ++run_end;
-    if (run_end - c > block.all_end - block.all_begin) {
-      block.all_begin = block.begin + c;
-      block.all_end = block.begin + run_end;
-    }
+    if (run_end - c > longest.second - longest.first) longest = {block.begin + c, block.begin + run_end};
     c = run_end + 1;
   }
+  return longest;
 }
 
 // Rows [row, row + rows) of sequence b under KV head kv: the span of keys its rows see (from the first
-// key any row sees to the last), which rows see none, and the keys all rows see. Each row is scanned from
-// the right to its last visible key, and from the left no further than the span found so far.
+// key any row sees to the last) and which rows see none. Each row is scanned from the right to its last
+// visible key, and from the left no further than the span found so far.
 Block make_block(const at::Tensor& mask, int64_t b, int64_t kv, int64_t row, int64_t rows, int64_t N) {
-  Block block{b, kv, row, rows, 0, N, 0, N, std::vector<uint8_t>(rows, 0)};
+  Block block{b, kv, row, rows, 0, N, std::vector<uint8_t>(rows, 0)};
   if (!mask.defined()) return block;
   block.begin = N;
   block.end = 0;
@@ -85,7 +85,6 @@ Block make_block(const at::Tensor& mask, int64_t b, int64_t kv, int64_t row, int
       }
   }
   block.begin = std::min(block.begin, block.end);
-  find_keys_all_rows_see(first, N, block);
   return block;
 }
 
@@ -109,7 +108,8 @@ void attend_block(const Inputs& in, const Block& block) {
     // Only the keys before and after those every row sees: the rest of a causal block's scores (all but
     // its diagonal square) would be read and written back unchanged.
     const at::Tensor visible = head_mask(in.mask, block.b, block.kv).narrow(0, block.row, rows);
-    for (const auto& [from, to] : {std::pair{block.begin, block.all_begin}, std::pair{block.all_end, block.end}})
+    const auto [all_begin, all_end] = keys_all_rows_see(visible, block);
+    for (const auto& [from, to] : {std::pair{block.begin, all_begin}, std::pair{all_end, block.end}})
       if (to > from)
         scores.view({G, rows, n})
             .narrow(2, from - block.begin, to - from)
