@@ -126,9 +126,8 @@ void print_decode_runs(const Model& model, const DecodeBenchOptions& o, const De
                        const std::vector<double>& beside) {
   const TokenCosts costs = token_costs(model);
   const auto bytes_per_token = [&](double cache_size) { return costs.weight_bytes + costs.kv_bytes_per_entry * cache_size; };
-  const double decode_tps = median(runs.decode), prefill_tps = median(runs.prefill);
-  const double kv_bytes = costs.kv_bytes_per_entry * median(runs.cache_size);
-  const double decode_gbps = bytes_per_token(median(runs.cache_size)) * decode_tps / 1e9;
+  const double decode_tps = median(runs.decode), prefill_tps = median(runs.prefill), cache = median(runs.cache_size);
+  const double kv_bytes = costs.kv_bytes_per_entry * cache, decode_gbps = bytes_per_token(cache) * decode_tps / 1e9;
   const double prefill_gflops = prefill_flops(model, costs, o.prompt_len) * prefill_tps / o.prompt_len / 1e9;
   std::vector<double> shares;  // each repeat's GB/s against the bandwidth beside it
   for (size_t r = 0; r < runs.decode.size(); ++r)
@@ -138,9 +137,8 @@ void print_decode_runs(const Model& model, const DecodeBenchOptions& o, const De
             << fmt::format("decode  {:.1f} tokens/s, {:.1f} MB read per token ({:.1f} MB weights: projections, norms, "
                            "LM head; {:.1f} MB KV cache at the mean {:.0f} entries) = {:.1f} GB/s, {:.0f}% of the read "
                            "bandwidth, {:.0f}% of the GEMV rate\n",
-                           decode_tps, bytes_per_token(median(runs.cache_size)) / 1e6, costs.weight_bytes / 1e6,
-                           kv_bytes / 1e6, median(runs.cache_size), decode_gbps, 100.0 * decode_gbps / rates.read_gbps,
-                           100.0 * decode_gbps / rates.gemv_gbps)
+                           decode_tps, bytes_per_token(cache) / 1e6, costs.weight_bytes / 1e6, kv_bytes / 1e6, cache,
+                           decode_gbps, 100.0 * decode_gbps / rates.read_gbps, 100.0 * decode_gbps / rates.gemv_gbps)
             << fmt::format("decode against the read bandwidth beside each repeat (the higher of just before and just "
                            "after it), median of {}: {:.0f}% (range {:.0f}-{:.0f}%)\n",
                            shares.size(), median(shares), *std::min_element(shares.begin(), shares.end()),
@@ -162,17 +160,21 @@ void run_decode_bench(const DecodeBenchOptions& o) {
   const MachineRates before = measure_machine_rates(o.model.parsed_device());
   for (const Model& model : models) generate(model, *policy, prompt, settings);  // warm-up
   std::vector<DecodeRuns> runs(models.size());
-  const ReadBandwidthProbe probe(o.model.parsed_device());
-  std::vector<double> probes{probe.measure(1).read_gbps};
-  for (int64_t r = 0; r < o.repeats; ++r) {
-    for (size_t i = 0; i < models.size(); ++i) {
-      const GenerationResult result = generate(models[i], *policy, prompt, settings);
-      runs[i].prefill.push_back(o.prompt_len / result.prefill_seconds);
-      runs[i].decode.push_back((result.rollouts[0].generated.size() - 1) / result.decode_seconds);
-      runs[i].cache_size.push_back(result.mean_cache_size);
-    }
+  std::vector<double> probes;
+  {  // the probe's 1 GiB is freed before the rates below allocate their own
+    const ReadBandwidthProbe probe(o.model.parsed_device());
     probes.push_back(probe.measure(1).read_gbps);
+    for (int64_t r = 0; r < o.repeats; ++r) {
+      for (size_t i = 0; i < models.size(); ++i) {
+        const GenerationResult result = generate(models[i], *policy, prompt, settings);
+        runs[i].prefill.push_back(o.prompt_len / result.prefill_seconds);
+        runs[i].decode.push_back((result.rollouts[0].generated.size() - 1) / result.decode_seconds);
+        runs[i].cache_size.push_back(result.mean_cache_size);
+      }
+      probes.push_back(probe.measure(1).read_gbps);
+    }
   }
+  const std::vector<double> beside = bandwidth_beside(probes);
   const MachineRates rates = best_of(before, measure_machine_rates(o.model.parsed_device()));
   std::cout << fmt::format("machine: GEMM {:.1f} GFLOP/s; read bandwidth {:.1f} GB/s (best of at::mv, sum, kvbench::linear "
                            "over 1 GiB), by a one-row product (GEMV) {:.1f} GB/s; each the best of before and after\n",
@@ -180,7 +182,7 @@ void run_decode_bench(const DecodeBenchOptions& o) {
             << fmt::format("prompt {} tokens, {} new tokens, median of {}\n", o.prompt_len, o.new_tokens, o.repeats);
   for (size_t i = 0; i < models.size(); ++i) {
     if (models.size() > 1) std::cout << dtype_name(variants[i].parsed_dtype()) << ":\n";
-    print_decode_runs(models[i], o, runs[i], rates, bandwidth_beside(probes));
+    print_decode_runs(models[i], o, runs[i], rates, beside);
   }
   for (size_t i = 1; i < models.size(); ++i)
     std::cout << fmt::format("{} against {}, in turns in this run: decode {:.2f}x, prefill {:.2f}x\n",
