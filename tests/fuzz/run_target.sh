@@ -8,11 +8,13 @@ if [[ ! -x "$binary" ]]; then
   echo "skip: $binary not built (the fuzz targets need clang and libFuzzer; scripts/test.sh builds them when clang++ is installed)"
   exit 77
 fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+# The targets that read files write theirs under TMPDIR (fuzz_support.h): a directory of this run's, removed
+# with the corpus copy, so no run leaves them in /tmp.
+work=$(mktemp -d) scratch=$(mktemp -d)
+trap 'rm -rf "$work" "$scratch"' EXIT
 [[ -d "$corpus" ]] && cp -r "$corpus"/. "$work"/
 crashes="$(dirname "$binary")/crashes/$(basename "$binary")"
 mkdir -p "$crashes"
-LSAN_OPTIONS="suppressions=$(dirname "$0")/lsan.supp" "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+TMPDIR="$scratch" LSAN_OPTIONS="suppressions=$(dirname "$0")/lsan.supp" "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
   -artifact_prefix="$crashes/" "$work" 2>&1 | grep -E "^(stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==ERROR|SUMMARY|Done)|artifact" || true
 exit "${PIPESTATUS[0]}"
