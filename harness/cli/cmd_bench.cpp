@@ -127,7 +127,8 @@ void print_decode_runs(const Model& model, const DecodeBenchOptions& o, const De
   const TokenCosts costs = token_costs(model);
   const auto bytes_per_token = [&](double cache_size) { return costs.weight_bytes + costs.kv_bytes_per_entry * cache_size; };
   const double decode_tps = median(runs.decode), prefill_tps = median(runs.prefill), cache = median(runs.cache_size);
-  const double kv_bytes = costs.kv_bytes_per_entry * cache, decode_gbps = bytes_per_token(cache) * decode_tps / 1e9;
+  const double kv_bytes = costs.kv_bytes_per_entry * cache, token_bytes = bytes_per_token(cache);
+  const double decode_gbps = token_bytes * decode_tps / 1e9;
   const double prefill_gflops = prefill_flops(model, costs, o.prompt_len) * prefill_tps / o.prompt_len / 1e9;
   std::vector<double> shares;  // each repeat's GB/s against the bandwidth beside it
   for (size_t r = 0; r < runs.decode.size(); ++r)
@@ -137,7 +138,7 @@ void print_decode_runs(const Model& model, const DecodeBenchOptions& o, const De
             << fmt::format("decode  {:.1f} tokens/s, {:.1f} MB read per token ({:.1f} MB weights: projections, norms, "
                            "LM head; {:.1f} MB KV cache at the mean {:.0f} entries) = {:.1f} GB/s, {:.0f}% of the read "
                            "bandwidth, {:.0f}% of the GEMV rate\n",
-                           decode_tps, bytes_per_token(cache) / 1e6, costs.weight_bytes / 1e6, kv_bytes / 1e6, cache,
+                           decode_tps, token_bytes / 1e6, costs.weight_bytes / 1e6, kv_bytes / 1e6, cache,
                            decode_gbps, 100.0 * decode_gbps / rates.read_gbps, 100.0 * decode_gbps / rates.gemv_gbps)
             << fmt::format("decode against the read bandwidth beside each repeat (the higher of just before and just "
                            "after it), median of {}: {:.0f}% (range {:.0f}-{:.0f}%)\n",

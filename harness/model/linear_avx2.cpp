@@ -91,6 +91,13 @@ void tile(const SmallRowsProblem& p, int64_t m0, int64_t n0) {
   using W = Weights<T>;
   const int64_t K = p.K, K_blocks = K - K % W::kBlock;
   constexpr int64_t kLine = kCacheLine / int64_t(sizeof(typename W::Element));
+  // Where the loop below prefetches the next tile's rows: into L1 (T0), except one bfloat16 row's tiles,
+  // which fetch into L2 only (T2). Full decode of random:qwen2.5-0.5b, two processes taking turns (Zen 4,
+  // 2 threads, 14 pairs, median ratio): T2 made bfloat16 4.1 % and 6.9 % faster, float32 6 % slower,
+  // float16 no faster (1.005). Cold one-row bfloat16 tiles alone: 91 → 103–105 % of a sum's read rate at
+  // K = 896, 78–83 → 92–97 % at K = 4864. Tiles of 4 rows, which compute more per weight, lost 5–12 % with
+  // T2 (bench linear --cold, 4 to 64 rows).
+  constexpr _mm_hint kPrefetch = R == 1 ? W::kOneRowPrefetch : _MM_HINT_T0;
   const auto* w = static_cast<const typename W::Element*>(p.weight) + n0 * K;
   const float* x = (T == WeightType::bf16 ? p.x_pairs : p.x) + m0 * K;
   __m256 acc[R][C];
@@ -99,12 +106,6 @@ void tile(const SmallRowsProblem& p, int64_t m0, int64_t n0) {
   for (int64_t k = 0; k < K_blocks; k += W::kBlock) {
     // The next tile's weight rows are fetched while this one computes: each row is a short stream
     // (K elements) that the hardware prefetcher would only pick up after it had started.
-    // Into L1 (T0), except one bfloat16 row's tiles, which fetch into L2 only (T2). Full decode of
-    // random:qwen2.5-0.5b, two processes taking turns (Zen 4, 2 threads, 14 pairs, median ratio): T2 made
-    // bfloat16 4.1 % and 6.9 % faster, float32 6 % slower, float16 no faster (1.005). Cold one-row bfloat16
-    // tiles alone: 91 → 103–105 % of a sum's read rate at K = 896, 78–83 → 92–97 % at K = 4864. Tiles of
-    // 4 rows, which compute more per weight, lost 5–12 % with T2 (bench linear --cold, 4 to 64 rows).
-    constexpr _mm_hint kPrefetch = R == 1 ? W::kOneRowPrefetch : _MM_HINT_T0;
     if (k % kLine == 0)
       for (int c = 0; c < C; ++c) _mm_prefetch(reinterpret_cast<const char*>(w + (C + c) * K + k), kPrefetch);
     // float16's one-row tile (12 weight rows) cannot hold its 24 widened blocks in the 16 registers: loaded
