@@ -2,6 +2,8 @@
 // (users do not have it); CI has it, so there they always run.
 #pragma once
 #include <catch2/catch.hpp>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -15,6 +17,13 @@ inline std::filesystem::path shared_dir() {
 
 inline std::filesystem::path source_dir() { return KVBENCH_SOURCE_DIR; }
 inline std::string kvbench_binary() { return KVBENCH_BINARY; }
+
+// A path in the temp directory for this process's scratch file or directory `name` (its extension kept):
+// ctest runs each test case in a process of its own, several at once, and with fixed names one case
+// deleted another's files.
+inline std::filesystem::path scratch_path(const std::string& name) {
+  return std::filesystem::temp_directory_path() / ("kvbench_" + std::to_string(::getpid()) + "_" + name);
+}
 
 }  // namespace kvbench::testing
 

@@ -121,7 +121,7 @@ TEST_CASE("kvpop with an mLSTM scorer: refresh scores equal the parallel form ov
   const int64_t Fd = 2 * c.head_dim;
   const KvpopScorer created = KvpopScorer::create(shape, at::zeros({c.num_layers, c.num_kv_heads, Fd}),
                                                   at::ones({c.num_layers, c.num_kv_heads, Fd}), 11);
-  const std::filesystem::path file = std::filesystem::temp_directory_path() / "kvbench_mlstm_test.safetensors";
+  const std::filesystem::path file = kvbench::testing::scratch_path("mlstm_test.safetensors");
   created.save(file);
   const KvpopScorer scorer = KvpopScorer::load(file);
   REQUIRE(scorer.shape().delay == 5);

@@ -8,12 +8,13 @@
 
 #include "common/error.h"
 #include "tasks/task.h"
+#include "test_support.h"
 
 namespace kvbench::testing {
 
 // Writes `text` byte for byte to the temp directory as `name`.
 inline std::filesystem::path write_temp(const std::string& name, const std::string& text) {
-  auto path = std::filesystem::temp_directory_path() / name;
+  auto path = scratch_path(name);
   std::ofstream(path, std::ios::binary) << text;
   return path;
 }

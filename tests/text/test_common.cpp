@@ -3,9 +3,10 @@
 
 #include "common/error.h"
 #include "common/json_file.h"
+#include "test_support.h"
 
 TEST_CASE("read_json_file names the file and byte offset of a parse error") {
-  auto path = std::filesystem::temp_directory_path() / "kvbench_bad.json";
+  auto path = kvbench::testing::scratch_path("bad.json");
   std::ofstream(path) << "{\"a\": 1,";
   try {
     kvbench::read_json_file(path);

@@ -149,7 +149,7 @@ TEST_CASE("locomo: bad input names the file and the record", "[tasks][locomo]") 
   CHECK_THAT(load_error("kvbench_locomo_date.json", no_date), Catch::Contains("\"session_1_date_time\" is missing"));
   CHECK_THAT(load_error("kvbench_locomo_truncated.json", ok.substr(0, ok.size() - 3)), Catch::Contains("byte"));
 
-  const auto path = std::filesystem::temp_directory_path() / "kvbench_locomo_ok.json";
+  const auto path = kvbench::testing::scratch_path("locomo_ok.json");
   std::ofstream(path) << ok;
   const auto samples = task->load(path);
   std::filesystem::remove(path);

@@ -16,7 +16,7 @@ namespace {
 struct TempTokenizerDir {
   std::filesystem::path path;
   explicit TempTokenizerDir(const std::string& name)
-      : path(std::filesystem::temp_directory_path() / ("kvbench_tok_" + name)) {
+      : path(kvbench::testing::scratch_path("tok_" + name)) {
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }

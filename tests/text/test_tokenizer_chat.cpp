@@ -49,7 +49,7 @@ TEST_CASE("Qwen3 chat template: multi-turn drops old reasoning, keeps the last t
 
 TEST_CASE("ChatML template with a default system message (Qwen2.5 style)", "[tokenizer][chat]") {
   KVBENCH_REQUIRE_SHARED("tokenizers/qwen3");
-  const auto dir = std::filesystem::temp_directory_path() / "kvbench_tok_chatml";
+  const auto dir = kvbench::testing::scratch_path("tok_chatml");
   std::filesystem::create_directories(dir);
   std::filesystem::copy_file(kvbench::testing::shared_dir() / "tokenizers/qwen3/tokenizer.json", dir / "tokenizer.json",
                              std::filesystem::copy_options::overwrite_existing);

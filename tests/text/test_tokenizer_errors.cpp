@@ -12,7 +12,7 @@ namespace {
 
 struct ScratchDir {
   std::filesystem::path path;
-  explicit ScratchDir(const std::string& name) : path(std::filesystem::temp_directory_path() / ("kvbench_tokerr_" + name)) {
+  explicit ScratchDir(const std::string& name) : path(kvbench::testing::scratch_path("tokerr_" + name)) {
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }
