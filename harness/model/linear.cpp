@@ -166,10 +166,14 @@ struct Scratch {
   std::vector<uint16_t> bits;
 };
 
-// One pass of the thread pool over products of one x. Every product computes in float32 into one
-// buffer (`computed`). The pass's outputs are one per product (Combine::separate), or one result the
-// products make together. Its queue hands out the outputs' features: output j's are positions
-// [first, first + N_j); a chunk of them runs every product output j is made of, then stores the chunk.
+// One pass of the thread pool over products of one x [..., K]. The pass's outputs [..., N] are one per
+// product (Combine::separate), or one result the products make together. float32 products stored
+// separately are computed straight into their outputs; all others compute in float32 into one buffer
+// (`computed`), and each chunk is stored from there. Its queue hands out the outputs' features: output
+// j's are positions [first, first + N_j); a chunk of them runs every product output j is made of, then
+// stores the chunk. Outputs are made in their final shape: a decode step runs ~100 passes, and each ATen
+// op between them (a view, a reshape) costs more there than alone, its code and data cold after the
+// weights streamed through the caches.
 class SmallRowsPass {
  public:
   SmallRowsPass(const at::Tensor& x, const std::vector<Affine>& layers, Kernel kernel, at::ScalarType out_dtype,
@@ -179,22 +183,24 @@ class SmallRowsPass {
  private:
   struct Output {
     std::vector<size_t> products;  // indices into problems_
-    at::Tensor tensor;             // [rows, N], of the output dtype
-    int64_t first = 0;             // its first feature's position in the queue
+    at::Tensor tensor;             // [..., N], of the output dtype
+    int64_t N = 0;
+    int64_t first = 0;  // its first feature's position in the queue
   };
 
-  void add_problem(const Affine& layer, int64_t offset);
-  void add_output(std::vector<size_t> products, at::Tensor tensor);
-  int64_t chunk_end(int64_t begin, const Output& out, int64_t most) const;
+  void add_problem(const Affine& layer);
+  void add_output(std::vector<size_t> products, int64_t N);
+  const Output& output_of(int64_t feature) const;
   void store(const Output& out, int64_t begin, int64_t end, Scratch& scratch) const;
 
-  const at::Tensor xf_;  // x in float32 [rows, K]
-  const int64_t rows_, K_;
+  const at::Tensor xf_;  // x in float32 [..., K], contiguous
+  const int64_t K_, rows_;
   const bool simd_;
   const at::ScalarType out_dtype_;
   const OutputType type_;
   const Combine combine_;
-  const at::Tensor residual_;  // [rows, N] of out_dtype_, Combine::residual only
+  const bool stored_by_chunk_;
+  const at::Tensor residual_;  // [..., N] of out_dtype_, Combine::residual only
   at::Tensor computed_, x_pairs_;
   std::vector<at::Tensor> kept_;  // what the problems read, beside x and `computed`
   std::vector<SmallRowsProblem> problems_;
@@ -205,39 +211,41 @@ class SmallRowsPass {
 SmallRowsPass::SmallRowsPass(const at::Tensor& x, const std::vector<Affine>& layers, Kernel kernel,
                              at::ScalarType out_dtype, Combine combine, const at::Tensor& residual)
     : xf_(widened(x)),
-      rows_(xf_.size(0)),
-      K_(xf_.size(1)),
+      K_(xf_.size(-1)),
+      rows_(c10::multiply_integers(xf_.sizes().slice(0, xf_.dim() - 1))),
       simd_(kernel == Kernel::best && cpu_has_avx2_kernel()),
       out_dtype_(out_dtype),
       type_(out_dtype),
       combine_(combine),
+      stored_by_chunk_(combine != Combine::separate || out_dtype != at::kFloat),
       residual_(combine == Combine::residual ? residual.contiguous() : at::Tensor()) {
   const int64_t N = layers.empty() ? 0 : layers.front().weight.size(0);
-  TORCH_CHECK(combine != Combine::residual || (layers.size() == 1 && residual.sizes() == at::IntArrayRef({rows_, N}) &&
+  TORCH_CHECK(combine != Combine::residual || (layers.size() == 1 && residual.numel() == rows_ * N &&
                                                residual.scalar_type() == out_dtype),
-              "small_rows: a residual needs one product and a residual [rows, N] of the output dtype");
+              "small_rows: a residual needs one product and a residual [..., N] of the output dtype");
   TORCH_CHECK(combine != Combine::swiglu || (layers.size() == 2 && layers[1].weight.size(0) == N),
               "small_rows: SwiGLU needs two products (gate, up) of one width");
-  std::vector<int64_t> offsets;  // of each product in `computed`
-  int64_t size = 0;
-  for (const Affine& layer : layers) offsets.push_back(std::exchange(size, size + rows_ * layer.weight.size(0)));
-  computed_ = at::empty({size}, xf_.options());
-  for (size_t i = 0; i < layers.size(); ++i) add_problem(layers[i], offsets[i]);
-  // float32 products stored separately are views of `computed`; every other output is stored chunk by chunk.
+  for (const Affine& layer : layers) add_problem(layer);
   if (combine == Combine::separate) {
-    for (size_t i = 0; i < problems_.size(); ++i) {
-      const int64_t N_i = problems_[i].N;
-      add_output({i}, out_dtype == at::kFloat ? computed_.narrow(0, offsets[i], rows_ * N_i).view({rows_, N_i})
-                                              : at::empty({rows_, N_i}, xf_.options().dtype(out_dtype)));
-    }
+    for (size_t i = 0; i < problems_.size(); ++i) add_output({i}, problems_[i].N);
   } else {
     std::vector<size_t> all(problems_.size());
     std::iota(all.begin(), all.end(), 0);
-    add_output(all, at::empty({rows_, N}, xf_.options().dtype(out_dtype)));
+    add_output(all, N);
+  }
+  TORCH_CHECK(total_ < (int64_t{1} << 31), "small_rows: more output features than a pass's queue holds");
+  if (stored_by_chunk_) {
+    int64_t size = 0;
+    for (const SmallRowsProblem& p : problems_) size += rows_ * p.N;
+    computed_ = at::empty({size}, xf_.options());
+    float* next = computed_.data_ptr<float>();
+    for (SmallRowsProblem& p : problems_) p.out = std::exchange(next, next + rows_ * p.N);
+  } else {
+    for (const Output& out : outputs_) problems_[out.products.front()].out = out.tensor.data_ptr<float>();
   }
 }
 
-void SmallRowsPass::add_problem(const Affine& layer, int64_t offset) {
+void SmallRowsPass::add_problem(const Affine& layer) {
   const at::Tensor w = kept_.emplace_back(layer.weight.contiguous());
   const at::Tensor b = layer.bias.defined() ? kept_.emplace_back(widened(layer.bias)) : at::Tensor();
   SmallRowsProblem& p = problems_.emplace_back();
@@ -245,7 +253,6 @@ void SmallRowsPass::add_problem(const Affine& layer, int64_t offset) {
   p.weight = w.data_ptr();
   p.type = weight_type(w.scalar_type());
   p.bias = b.defined() ? b.data_ptr<float>() : nullptr;
-  p.out = computed_.data_ptr<float>() + offset;
   p.rows = rows_;
   p.K = K_;
   p.N = w.size(0);
@@ -258,25 +265,24 @@ void SmallRowsPass::add_problem(const Affine& layer, int64_t offset) {
   }
 }
 
-void SmallRowsPass::add_output(std::vector<size_t> products, at::Tensor tensor) {
-  const int64_t N = tensor.size(1);
-  outputs_.push_back({std::move(products), std::move(tensor), total_});
+void SmallRowsPass::add_output(std::vector<size_t> products, int64_t N) {
+  std::vector<int64_t> shape = xf_.sizes().vec();
+  shape.back() = N;
+  outputs_.push_back({std::move(products), at::empty(shape, xf_.options().dtype(out_dtype_)), N, total_});
   total_ += N;
 }
 
-// A chunk is half of an even share of the features left, at most `most` and at least 48 features (a
-// multiple of every AVX2 register tile's width, so tiles stay full), within one output.
-int64_t SmallRowsPass::chunk_end(int64_t begin, const Output& out, int64_t most) const {
-  const int64_t threads = at::get_num_threads();
-  const int64_t share = std::clamp<int64_t>((total_ - begin) / (2 * threads) / 12 * 12, 48, most);
-  return std::min(begin + share, out.first + out.tensor.size(1));
+const SmallRowsPass::Output& SmallRowsPass::output_of(int64_t feature) const {
+  size_t j = 0;
+  while (feature >= outputs_[j].first + outputs_[j].N) ++j;
+  return outputs_[j];
 }
 
 // Output `out`'s features [begin, end) of every row, from `computed` to its tensor: a 16-bit output is
 // rounded chunk by chunk, while the chunk's float32 results are in cache. Each step rounds as the
 // unfused ATen ops would: the products to the output dtype, then the sum or silu(gate), then the product.
 void SmallRowsPass::store(const Output& out, int64_t begin, int64_t end, Scratch& s) const {
-  const int64_t n = end - begin, N = out.tensor.size(1), element_size = at::elementSize(out_dtype_);
+  const int64_t n = end - begin, N = out.N, element_size = at::elementSize(out_dtype_);
   const auto at_row = [&](const at::Tensor& t, int64_t m) { return static_cast<char*>(t.data_ptr()) + (m * N + begin) * element_size; };
   s.a.resize(n);
   s.b.resize(n);
@@ -301,33 +307,56 @@ void SmallRowsPass::store(const Output& out, int64_t begin, int64_t end, Scratch
   }
 }
 
-// A chunk is a contiguous stream of each of its products' weight rows (longer streams read faster: one
-// row, 2 threads on 2 vCPUs, LM head 37–43 GB/s with 64 K multiply-add chunks, 45–49 with 1 M), at most
-// ~1 M multiply-adds. Chunks shrink towards the end, so threads finish together: with fixed chunks, and
-// one pool pass per product, an idle libgomp worker took 10 % of decode's CPU time. A thread the OS
-// preempts (other processes on the machine) delays the pass by one chunk, not by its static share.
+// Each worker owns a contiguous share of the queue and takes chunks from its front; a worker whose share
+// is done takes chunks from the back of the others'. So each thread reads one stream of weight rows, in
+// which every register tile prefetches the next one's, and starts a stream cold once a pass, not once a
+// chunk as with one queue that all threads take from (qwen2.5-0.5b decode, two processes taking turns,
+// 20-24 pairs: float32 +3.9, +0.6, +1.6 %, bfloat16 +1.4 %; its products alone +0.2 to +3.7 %, bfloat16
+// +6.9 %). A chunk is half of what is left of its share, within one output, at least 48 features (a
+// multiple of every tile's width) and at most ~1 M multiply-adds (its float32 results still in cache when
+// stored). Chunks shrink towards a share's end, so threads finish together, and a thread the OS preempts
+// (other processes on the machine) delays the pass by a chunk, not by its share: with fixed chunks, an
+// idle libgomp worker took 10 % of decode's CPU time.
 std::vector<at::Tensor> SmallRowsPass::run() {
   const auto compute = simd_ ? small_rows_avx2 : small_rows_scalar;
-  const bool stored_by_chunk = combine_ != Combine::separate || out_dtype_ != at::kFloat;
   const int64_t per_feature = rows_ * K_ * static_cast<int64_t>(outputs_.front().products.size());
   const int64_t most = std::max<int64_t>(48, (int64_t{1} << 20) / std::max<int64_t>(1, per_feature) / 12 * 12);
   // A small pass runs on the calling thread: waking the pool costs more than its work (a tiny model such
   // as stories260K decoded 2.7 K tokens/s on one thread, 1.5 K on two).
   const int64_t workers = per_feature * total_ < kParallelWork ? 1 : std::min<int64_t>((total_ + 47) / 48, at::get_num_threads());
-  std::atomic<int64_t> next{0};
-  at::parallel_for(0, workers, 1, [&](int64_t, int64_t) {
-    Scratch scratch;
-    size_t j = 0;
-    for (int64_t begin = next.load(); begin < total_;) {
-      while (begin >= outputs_[j].first + outputs_[j].tensor.size(1)) ++j;  // the queue only moves forward
-      const Output& out = outputs_[j];
-      const int64_t end = chunk_end(begin, out, most);
-      if (next.compare_exchange_weak(begin, end)) {
-        for (const size_t i : out.products) compute(problems_[i], begin - out.first, end - out.first);
-        if (stored_by_chunk) store(out, begin - out.first, end - out.first, scratch);
-        begin = next.load();
+  const auto pack = [](int64_t begin, int64_t end) { return static_cast<uint64_t>(begin) | static_cast<uint64_t>(end) << 32; };
+  std::vector<std::atomic<uint64_t>> shares(workers);
+  for (int64_t w = 0; w < workers; ++w)
+    shares[w] = pack(total_ * w / workers / 12 * 12, w + 1 == workers ? total_ : total_ * (w + 1) / workers / 12 * 12);
+  // The chunk taken from the front (or back) of `share`, or an empty one when the share is done.
+  const auto take = [&](std::atomic<uint64_t>& share, bool front) -> std::pair<int64_t, int64_t> {
+    uint64_t now = share.load();
+    while (true) {
+      const int64_t begin = static_cast<int64_t>(now & 0xFFFFFFFFu), end = static_cast<int64_t>(now >> 32);
+      if (begin >= end) return {0, 0};
+      const int64_t step = std::clamp<int64_t>((end - begin) / 2 / 12 * 12, 48, most);
+      if (front) {
+        const Output& out = output_of(begin);
+        const int64_t cut = std::min({begin + step, out.first + out.N, end});
+        if (share.compare_exchange_weak(now, pack(cut, end))) return {begin, cut};
+      } else {
+        const Output& out = output_of(end - 1);
+        const int64_t cut = std::max({(end - step) / 12 * 12, out.first, begin});
+        if (share.compare_exchange_weak(now, pack(begin, cut))) return {cut, end};
       }
     }
+  };
+  at::parallel_for(0, workers, 1, [&](int64_t first, int64_t last) {
+    Scratch scratch;
+    const auto run_chunk = [&](std::pair<int64_t, int64_t> chunk) {
+      const Output& out = output_of(chunk.first);
+      for (const size_t i : out.products) compute(problems_[i], chunk.first - out.first, chunk.second - out.first);
+      if (stored_by_chunk_) store(out, chunk.first - out.first, chunk.second - out.first, scratch);
+    };
+    for (int64_t w = first; w < last; ++w)
+      for (auto chunk = take(shares[w], true); chunk.first < chunk.second; chunk = take(shares[w], true)) run_chunk(chunk);
+    for (int64_t w = 0; w < workers; ++w)
+      for (auto chunk = take(shares[w], false); chunk.first < chunk.second; chunk = take(shares[w], false)) run_chunk(chunk);
   });
   std::vector<at::Tensor> results;
   for (const Output& out : outputs_) results.push_back(out.tensor);
@@ -410,17 +439,11 @@ bool all_ours(const at::Tensor& x, const std::vector<Affine>& layers) {
   return std::all_of(layers.begin(), layers.end(), [&](const Affine& l) { return ours(x, l.weight, l.bias); });
 }
 
-// x [..., K] as [rows, K].
-at::Tensor as_rows(const at::Tensor& x) {
-  return x.reshape({c10::multiply_integers(x.sizes().slice(0, x.dim() - 1)), x.size(-1)});
-}
+int64_t rows_of(const at::Tensor& x) { return c10::multiply_integers(x.sizes().slice(0, x.dim() - 1)); }
 
-// x as [rows, K] when our small-row kernel computes these products of x (one pass that can also combine
-// them); undefined when it does not.
-at::Tensor small_rows_input(const at::Tensor& x, const std::vector<Affine>& layers) {
-  if (!all_ours(x, layers)) return {};
-  at::Tensor x2 = as_rows(x);
-  return x2.size(0) <= linear_detail::kSmallRows ? x2 : at::Tensor();
+// Whether our small-row kernel computes these products of x (one pass that can also combine them).
+bool small_rows_serve(const at::Tensor& x, const std::vector<Affine>& layers) {
+  return all_ours(x, layers) && rows_of(x) <= linear_detail::kSmallRows;
 }
 
 }  // namespace
@@ -430,19 +453,16 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 }
 
 std::vector<at::Tensor> linear(const at::Tensor& x, const std::vector<Affine>& layers) {
+  if (small_rows_serve(x, layers))
+    return linear_detail::small_rows(x, layers, linear_detail::Kernel::best, x.scalar_type(),
+                                     linear_detail::Combine::separate, {});
   std::vector<at::Tensor> outs;
   if (!all_ours(x, layers)) {
     for (const Affine& l : layers) outs.push_back(l.bias.defined() ? at::linear(x, l.weight, l.bias) : at::linear(x, l.weight));
     return outs;
   }
-  const at::Tensor x2 = as_rows(x);
-  if (x2.size(0) <= linear_detail::kSmallRows) {
-    outs = linear_detail::small_rows(x2, layers, linear_detail::Kernel::best, x.scalar_type(),
-                                     linear_detail::Combine::separate, {});
-  } else {
-    for (const Affine& l : layers) outs.push_back(blas_blocks(x2, l.weight, l.bias));
-  }
-  for (at::Tensor& out : outs) out = with_leading_dims_of(x, out);
+  const at::Tensor x2 = x.reshape({rows_of(x), x.size(-1)});
+  for (const Affine& l : layers) outs.push_back(with_leading_dims_of(x, blas_blocks(x2, l.weight, l.bias)));
   return outs;
 }
 
@@ -452,19 +472,17 @@ at::Tensor linear_residual(const at::Tensor& x, const Affine& layer, const at::T
   // Anything else (a residual that broadcasts, of another dtype or device, or recording a gradient) is ATen's.
   const bool plain_residual = residual.sizes() == at::IntArrayRef(out_shape) && residual.scalar_type() == x.scalar_type() &&
                               residual.is_cpu() && !(at::GradMode::is_enabled() && residual.requires_grad());
-  const at::Tensor x2 = plain_residual ? small_rows_input(x, {layer}) : at::Tensor();
-  if (!x2.defined()) return residual + linear(x, layer.weight, layer.bias);
-  const at::Tensor residual_rows = residual.reshape({x2.size(0), layer.weight.size(0)});
-  return with_leading_dims_of(x, linear_detail::small_rows(x2, {layer}, linear_detail::Kernel::best, x.scalar_type(),
-                                                           linear_detail::Combine::residual, residual_rows)
-                                     .front());
+  if (!plain_residual || !small_rows_serve(x, {layer})) return residual + linear(x, layer.weight, layer.bias);
+  return linear_detail::small_rows(x, {layer}, linear_detail::Kernel::best, x.scalar_type(),
+                                   linear_detail::Combine::residual, residual)
+      .front();
 }
 
 at::Tensor linear_swiglu(const at::Tensor& x, const Affine& gate, const Affine& up) {
-  if (const at::Tensor x2 = small_rows_input(x, {gate, up}); x2.defined())
-    return with_leading_dims_of(x, linear_detail::small_rows(x2, {gate, up}, linear_detail::Kernel::best,
-                                                             x.scalar_type(), linear_detail::Combine::swiglu, {})
-                                       .front());
+  if (small_rows_serve(x, {gate, up}))
+    return linear_detail::small_rows(x, {gate, up}, linear_detail::Kernel::best, x.scalar_type(),
+                                     linear_detail::Combine::swiglu, {})
+        .front();
   const std::vector<at::Tensor> gate_up = linear(x, {gate, up});
   const at::ScalarType dtype = gate_up[0].scalar_type();
   // libtorch 1.13's CPU silu rounds each of its steps to bfloat16 (and has no float16 one): float32, as

@@ -51,11 +51,12 @@ constexpr int64_t kSmallRows = 64;
 
 enum class Kernel { best, portable };
 
-// What one pass makes of its products: each stored alone; one product added to a residual [rows, N] (of
+// What one pass makes of its products: each stored alone; one product added to a residual [..., N] (of
 // the output dtype); or two (gate, up) combined by SwiGLU. See linear_residual and linear_swiglu.
 enum class Combine { separate, residual, swiglu };
 
-// Our kernel for x [M, K] (any M, float32 or 16-bit), the product linear() uses for M ≤ kSmallRows.
+// Our kernel for x [..., K] (any number of rows M, float32 or 16-bit), the product linear() uses for
+// M ≤ kSmallRows; results [..., N].
 // `portable` forces the portable code (tests compare it with the SIMD path). The results are float32,
 // or rounded to a 16-bit out_dtype (as .to(out_dtype) rounds them): one per product, or the one that
 // `combine` makes of them.
