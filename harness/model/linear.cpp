@@ -312,15 +312,19 @@ void SmallRowsPass::store(const Output& out, int64_t begin, int64_t end, Scratch
 // which every register tile prefetches the next one's, and starts a stream cold once a pass, not once a
 // chunk as with one queue that all threads take from (qwen2.5-0.5b decode, two processes taking turns,
 // 20-24 pairs: float32 +3.9, +0.6, +1.6 %, bfloat16 +1.4 %; its products alone +0.2 to +3.7 %, bfloat16
-// +6.9 %). A chunk is half of what is left of its share, within one output, at least 48 features (a
-// multiple of every tile's width) and at most ~1 M multiply-adds (its float32 results still in cache when
-// stored). Chunks shrink towards a share's end, so threads finish together, and a thread the OS preempts
-// (other processes on the machine) delays the pass by a chunk, not by its share: with fixed chunks, an
-// idle libgomp worker took 10 % of decode's CPU time.
+// +6.9 %). A chunk is half of what is left of its share, within one output, a multiple of 12 features
+// (every tile's width divides it), and from ~43 K multiply-adds (48 features of K = 896; 12 features at
+// the fewest) to ~1 M (its float32 results still in cache when stored). Chunks shrink towards a share's
+// end, so threads finish together, and a thread the OS preempts (other processes on the machine) delays
+// the pass by a chunk, not by its share: with fixed chunks, an idle libgomp worker took 10 % of decode's
+// CPU time. The smallest chunk is sized in work, not features: 48 rows of K = 4864 (the down projection)
+// left the other thread waiting ~15 µs at the end of a pass; with 12, decode ran +2.5, +0.2 % (float32)
+// and +5.0 % (bfloat16) faster, taking turns as above.
 std::vector<at::Tensor> SmallRowsPass::run() {
   const auto compute = simd_ ? small_rows_avx2 : small_rows_scalar;
   const int64_t per_feature = rows_ * K_ * static_cast<int64_t>(outputs_.front().products.size());
-  const int64_t most = std::max<int64_t>(48, (int64_t{1} << 20) / std::max<int64_t>(1, per_feature) / 12 * 12);
+  const int64_t least = std::clamp<int64_t>(48 * 896 / std::max<int64_t>(1, per_feature) / 12 * 12, 12, 48);
+  const int64_t most = std::max<int64_t>(least, (int64_t{1} << 20) / std::max<int64_t>(1, per_feature) / 12 * 12);
   // A small pass runs on the calling thread: waking the pool costs more than its work (a tiny model such
   // as stories260K decoded 2.7 K tokens/s on one thread, 1.5 K on two).
   const int64_t workers = per_feature * total_ < kParallelWork ? 1 : std::min<int64_t>((total_ + 47) / 48, at::get_num_threads());
@@ -334,7 +338,7 @@ std::vector<at::Tensor> SmallRowsPass::run() {
     while (true) {
       const int64_t begin = static_cast<int64_t>(now & 0xFFFFFFFFu), end = static_cast<int64_t>(now >> 32);
       if (begin >= end) return {0, 0};
-      const int64_t step = std::clamp<int64_t>((end - begin) / 2 / 12 * 12, 48, most);
+      const int64_t step = std::clamp<int64_t>((end - begin) / 2 / 12 * 12, least, most);
       if (front) {
         const Output& out = output_of(begin);
         const int64_t cut = std::min({begin + step, out.first + out.N, end});
