@@ -19,7 +19,7 @@ inline bool python_oracle_available() {
 
 // `script` runs with ../shared/tools on sys.path and must print one JSON document.
 inline json run_python_oracle(const std::string& script) {
-  const auto path = std::filesystem::temp_directory_path() / ("kvbench_oracle_" + std::to_string(::getpid()) + ".py");
+  const auto path = kvbench::testing::scratch_path("oracle.py");
   std::ofstream(path) << "import sys, json\nsys.path.insert(0, " << json((shared_dir() / "tools").string()).dump()
                       << ")\n" << script;
   FILE* pipe = ::popen(("/usr/bin/python3 " + path.string()).c_str(), "r");

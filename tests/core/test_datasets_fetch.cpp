@@ -3,13 +3,12 @@
 // archive is made by tar and its checksum taken by sha256sum, not by the code under test.
 #include "torch_catch.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <fstream>
 
 #include "common/error.h"
 #include "run/datasets.h"
+#include "test_support.h"
 
 using namespace kvbench;
 
@@ -24,7 +23,7 @@ std::string shell_output(const std::string& command) {
 }
 
 struct ArchiveFixture {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("kvbench_fetch_" + std::to_string(::getpid()));
+  std::filesystem::path dir = kvbench::testing::scratch_path("fetch");
   std::string archive_sha;
   ArchiveFixture() {
     std::filesystem::create_directories(dir / "release");

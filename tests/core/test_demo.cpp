@@ -53,7 +53,7 @@ std::filesystem::path demo_dir() { return source_dir() / "models" / "kvbench-dem
   } while (0)
 
 TEST_CASE("demo training twice with the same seed gives bit-identical files", "[demo][train]") {
-  const auto base = std::filesystem::temp_directory_path() / ("kvbench_demo_" + std::to_string(::getpid()));
+  const auto base = kvbench::testing::scratch_path("demo");
   const int threads = at::get_num_threads();
   train_demo(base / "a", tiny_demo());
   train_demo(base / "b", tiny_demo());

@@ -5,14 +5,13 @@
 // this is the same idea for the readers that live beside libtorch.
 #include "torch_catch.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <random>
 
 #include "common/error.h"
 #include "run/sweep.h"
+#include "test_support.h"
 
 namespace {
 
@@ -76,7 +75,7 @@ json mutate(json config, std::mt19937& rng) {
 }  // namespace
 
 TEST_CASE("mutated sweep configs load or fail with a kvbench::Error naming the file", "[hostile]") {
-  const auto dir = std::filesystem::temp_directory_path() / ("kvbench_hostile_sweep_" + std::to_string(::getpid()));
+  const auto dir = kvbench::testing::scratch_path("hostile_sweep");
   std::filesystem::create_directories(dir);
   const auto path = dir / "sweep.json";
   std::mt19937 rng(2026);

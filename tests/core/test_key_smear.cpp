@@ -3,8 +3,6 @@
 // paths (chunks, eviction, rollouts, checkpoint files) against the whole-sequence forward.
 #include "torch_catch.h"
 
-#include <unistd.h>
-
 #include <cmath>
 
 #include "model/checkpoint_writer.h"
@@ -126,7 +124,7 @@ TEST_CASE("key smear: after eviction and across rollouts the new token still rea
 
 TEST_CASE("key smear: a saved checkpoint loads with its gates and gives the same logits", "[model]") {
   const Model model = smeared_model();
-  const auto dir = std::filesystem::temp_directory_path() / ("kvbench_key_smear_" + std::to_string(::getpid()));
+  const auto dir = kvbench::testing::scratch_path("key_smear");
   save_model(dir, model.config(), model.weights(), at::kDouble, {0, 1});
   const Model loaded = Model::load(dir, at::kCPU, at::kDouble);
   CHECK(loaded.config().key_smear);

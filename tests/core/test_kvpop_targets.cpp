@@ -15,6 +15,7 @@
 #include "train/kvpop_targets.h"
 #include "engine/refresh.h"
 #include "policies/future_oracle.h"
+#include "test_support.h"
 
 using namespace kvbench;
 using namespace kvbench::testing;
@@ -137,7 +138,7 @@ TEST_CASE("scorer features un-rotate keys; scorer files round-trip", "[kvpop][sc
                                       model.rope(k0.narrow(1, 1, 1), positions.flip(1))}, 1);
   CHECK(max_abs_diff(KvpopScorer::features(model, rotated, v, head_positions).narrow(-1, 0, 4), k0) < 1e-5);
 
-  const auto file = std::filesystem::temp_directory_path() / ("kvbench_scorer_" + std::to_string(::getpid()));
+  const auto file = kvbench::testing::scratch_path("scorer");
   for (const auto kind : {ScorerKind::Linear, ScorerKind::Mlp}) {
     const KvpopScorer scorer = KvpopScorer::create({kind, 2, 2, 4, 5}, at::randn({2, 2, 8}), at::rand({2, 2, 8}) + 0.5, 1);
     scorer.save(file, {{"k", "64"}});

@@ -7,6 +7,7 @@
 #include "common/json_file.h"
 #include "model/model.h"
 #include "model/safetensors.h"
+#include "test_support.h"
 
 using namespace kvbench;
 
@@ -50,7 +51,7 @@ std::string safetensors_bytes(const std::map<std::string, std::vector<int64_t>>&
 }
 
 struct TempModel {
-  fs::path dir = fs::temp_directory_path() / ("kvbench_bad_model_" + std::to_string(::getpid()));
+  fs::path dir = kvbench::testing::scratch_path("bad_model");
   TempModel() {
     fs::remove_all(dir);
     fs::create_directories(dir);

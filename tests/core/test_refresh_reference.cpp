@@ -99,7 +99,7 @@ TEST_CASE("refresh engine matches ref_refresh.py run live on configurations of o
   for (const auto& [name, args] : runs) {
     INFO(name << " " << args);
     const auto dir = shared_dir() / "models" / name;
-    const auto out = std::filesystem::temp_directory_path() / ("kvbench_ref_refresh_" + std::to_string(::getpid()) + ".json");
+    const auto out = kvbench::testing::scratch_path("ref_refresh.json");
     const std::string command = fmt::format("/usr/bin/python3 {} --model {} --prompt-ids {} --max-new 24 {} --out {} >/dev/null",
                                             (shared_dir() / "tools/ref_refresh.py").string(), dir.string(), long_prompt, args,
                                             out.string());

@@ -12,11 +12,12 @@
 #include "io/results.h"
 #include "report/stats.h"
 #include "run/journal.h"
+#include "test_support.h"
 
 namespace {
 
 std::filesystem::path fresh_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("kvbench_run_io_" + name + "_" + std::to_string(::getpid()));
+  const auto dir = kvbench::testing::scratch_path("run_io_" + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

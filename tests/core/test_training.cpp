@@ -142,7 +142,7 @@ TEST_CASE("training lowers the loss and is bit-identical for the same seed", "[t
 }
 
 TEST_CASE("save_model → Model::load round-trips weights and logits", "[train][checkpoint]") {
-  const auto dir = std::filesystem::temp_directory_path() / ("kvbench_save_" + std::to_string(::getpid()));
+  const auto dir = kvbench::testing::scratch_path("save");
   for (const auto family : {ModelFamily::Llama, ModelFamily::Qwen2, ModelFamily::Qwen3}) {
     const ModelConfig config = tiny_config(family, family != ModelFamily::Qwen2);
     const ModelWeights weights = perturbed_weights(config, at::kFloat);
@@ -165,7 +165,7 @@ TEST_CASE("save_model → Model::load round-trips weights and logits", "[train][
 TEST_CASE("a real checkpoint saved in bf16 reloads to the bf16-rounded weights", "[train][checkpoint]") {
   KVBENCH_REQUIRE_SHARED("models/stories260K");
   const Model original = Model::load(shared_dir() / "models/stories260K");
-  const auto dir = std::filesystem::temp_directory_path() / ("kvbench_save_bf16_" + std::to_string(::getpid()));
+  const auto dir = kvbench::testing::scratch_path("save_bf16");
   save_model(dir, original.config(), original.weights(), at::kBFloat16);
   const Model reloaded = Model::load(dir);
   std::ifstream file(dir / "model.safetensors", std::ios::binary);

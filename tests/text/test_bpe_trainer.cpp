@@ -2,9 +2,8 @@
 // follow pair frequency (hand-derived on a tiny corpus), digits stay single, training is deterministic.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include "tokenizer/bpe_trainer.h"
+#include "test_support.h"
 #include "tokenizer/tokenizer.h"
 
 using namespace kvbench;
@@ -13,7 +12,7 @@ namespace {
 
 struct TempDir {
   std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("kvbench_bpe_" + std::to_string(::getpid()));
+      kvbench::testing::scratch_path("bpe");
   ~TempDir() { std::filesystem::remove_all(path); }
 };
 
