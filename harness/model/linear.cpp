@@ -114,6 +114,9 @@ void narrow_f16(const float* in, uint16_t* out, int64_t n) {
 
 namespace {
 
+// Rows of x [..., K]: the product of its leading dimensions.
+int64_t rows_of(const at::Tensor& x) { return c10::multiply_integers(x.sizes().slice(0, x.dim() - 1)); }
+
 // x (the input, or a bias) in float32, contiguous. A 16-bit one is widened here (exactly, as .to(kFloat)
 // would): an ATen conversion per product (of x, each way, and of a 16-bit bias) cost a decode step more
 // than its norms and rotations together.
@@ -212,7 +215,7 @@ SmallRowsPass::SmallRowsPass(const at::Tensor& x, const std::vector<Affine>& lay
                              at::ScalarType out_dtype, Combine combine, const at::Tensor& residual)
     : xf_(widened(x)),
       K_(xf_.size(-1)),
-      rows_(c10::multiply_integers(xf_.sizes().slice(0, xf_.dim() - 1))),
+      rows_(rows_of(xf_)),
       simd_(kernel == Kernel::best && cpu_has_avx2_kernel()),
       out_dtype_(out_dtype),
       type_(out_dtype),
@@ -322,30 +325,32 @@ void SmallRowsPass::store(const Output& out, int64_t begin, int64_t end, Scratch
 // and +5.0 % (bfloat16) faster, taking turns as above.
 std::vector<at::Tensor> SmallRowsPass::run() {
   const auto compute = simd_ ? small_rows_avx2 : small_rows_scalar;
+  const auto whole_tiles = [](int64_t features) { return features / 12 * 12; };  // every tile's width divides 12
   const int64_t per_feature = rows_ * K_ * static_cast<int64_t>(outputs_.front().products.size());
-  const int64_t least = std::clamp<int64_t>(48 * 896 / std::max<int64_t>(1, per_feature) / 12 * 12, 12, 48);
-  const int64_t most = std::max<int64_t>(least, (int64_t{1} << 20) / std::max<int64_t>(1, per_feature) / 12 * 12);
+  const auto features_of = [&](int64_t work) { return whole_tiles(work / std::max<int64_t>(1, per_feature)); };
+  const int64_t least = std::clamp<int64_t>(features_of(48 * 896), 12, 48);
+  const int64_t most = std::max<int64_t>(least, features_of(int64_t{1} << 20));
   // A small pass runs on the calling thread: waking the pool costs more than its work (a tiny model such
   // as stories260K decoded 2.7 K tokens/s on one thread, 1.5 K on two).
   const int64_t workers = per_feature * total_ < kParallelWork ? 1 : std::min<int64_t>((total_ + 47) / 48, at::get_num_threads());
   const auto pack = [](int64_t begin, int64_t end) { return static_cast<uint64_t>(begin) | static_cast<uint64_t>(end) << 32; };
   std::vector<std::atomic<uint64_t>> shares(workers);
   for (int64_t w = 0; w < workers; ++w)
-    shares[w] = pack(total_ * w / workers / 12 * 12, w + 1 == workers ? total_ : total_ * (w + 1) / workers / 12 * 12);
+    shares[w] = pack(whole_tiles(total_ * w / workers), w + 1 == workers ? total_ : whole_tiles(total_ * (w + 1) / workers));
   // The chunk taken from the front (or back) of `share`, or an empty one when the share is done.
   const auto take = [&](std::atomic<uint64_t>& share, bool front) -> std::pair<int64_t, int64_t> {
     uint64_t now = share.load();
     while (true) {
       const int64_t begin = static_cast<int64_t>(now & 0xFFFFFFFFu), end = static_cast<int64_t>(now >> 32);
       if (begin >= end) return {0, 0};
-      const int64_t step = std::clamp<int64_t>((end - begin) / 2 / 12 * 12, least, most);
+      const int64_t step = std::clamp<int64_t>(whole_tiles((end - begin) / 2), least, most);
       if (front) {
         const Output& out = output_of(begin);
         const int64_t cut = std::min({begin + step, out.first + out.N, end});
         if (share.compare_exchange_weak(now, pack(cut, end))) return {begin, cut};
       } else {
         const Output& out = output_of(end - 1);
-        const int64_t cut = std::max({(end - step) / 12 * 12, out.first, begin});
+        const int64_t cut = std::max({whole_tiles(end - step), out.first, begin});
         if (share.compare_exchange_weak(now, pack(begin, cut))) return {cut, end};
       }
     }
@@ -354,8 +359,9 @@ std::vector<at::Tensor> SmallRowsPass::run() {
     Scratch scratch;
     const auto run_chunk = [&](std::pair<int64_t, int64_t> chunk) {
       const Output& out = output_of(chunk.first);
-      for (const size_t i : out.products) compute(problems_[i], chunk.first - out.first, chunk.second - out.first);
-      if (stored_by_chunk_) store(out, chunk.first - out.first, chunk.second - out.first, scratch);
+      const int64_t begin = chunk.first - out.first, end = chunk.second - out.first;
+      for (const size_t i : out.products) compute(problems_[i], begin, end);
+      if (stored_by_chunk_) store(out, begin, end, scratch);
     };
     for (int64_t w = first; w < last; ++w)
       for (auto chunk = take(shares[w], true); chunk.first < chunk.second; chunk = take(shares[w], true)) run_chunk(chunk);
@@ -443,11 +449,9 @@ bool all_ours(const at::Tensor& x, const std::vector<Affine>& layers) {
   return std::all_of(layers.begin(), layers.end(), [&](const Affine& l) { return ours(x, l.weight, l.bias); });
 }
 
-int64_t rows_of(const at::Tensor& x) { return c10::multiply_integers(x.sizes().slice(0, x.dim() - 1)); }
-
 // Whether our small-row kernel computes these products of x (one pass that can also combine them).
 bool small_rows_serve(const at::Tensor& x, const std::vector<Affine>& layers) {
-  return all_ours(x, layers) && rows_of(x) <= linear_detail::kSmallRows;
+  return all_ours(x, layers) && linear_detail::rows_of(x) <= linear_detail::kSmallRows;
 }
 
 }  // namespace
@@ -457,15 +461,15 @@ at::Tensor linear(const at::Tensor& x, const at::Tensor& weight, const at::Tenso
 }
 
 std::vector<at::Tensor> linear(const at::Tensor& x, const std::vector<Affine>& layers) {
-  if (small_rows_serve(x, layers))
-    return linear_detail::small_rows(x, layers, linear_detail::Kernel::best, x.scalar_type(),
-                                     linear_detail::Combine::separate, {});
   std::vector<at::Tensor> outs;
   if (!all_ours(x, layers)) {
     for (const Affine& l : layers) outs.push_back(l.bias.defined() ? at::linear(x, l.weight, l.bias) : at::linear(x, l.weight));
     return outs;
   }
-  const at::Tensor x2 = x.reshape({rows_of(x), x.size(-1)});
+  if (linear_detail::rows_of(x) <= linear_detail::kSmallRows)
+    return linear_detail::small_rows(x, layers, linear_detail::Kernel::best, x.scalar_type(),
+                                     linear_detail::Combine::separate, {});
+  const at::Tensor x2 = x.reshape({linear_detail::rows_of(x), x.size(-1)});
   for (const Affine& l : layers) outs.push_back(with_leading_dims_of(x, blas_blocks(x2, l.weight, l.bias)));
   return outs;
 }
