@@ -265,8 +265,18 @@ double decode_flops(const Model& model, double cache) {
   return 2.0 * weights + 4.0 * static_cast<double>(c.num_layers * c.num_heads * c.head_dim) * cache;
 }
 
+// The work of one scoring pass (FLOP), for the policies whose pass is counted (policies/anticausal.h).
+std::optional<double> scoring_flops(const std::string& policy, const ModelConfig& c, int64_t n, int64_t min_gap) {
+  if (policy == "counter-causal") return anticausal_pass_flops(c, n, min_gap, c.num_layers, /*with_mlp=*/true);
+  if (policy == "counter-causal-fast") return anticausal_pass_flops(c, n, min_gap, 1, /*with_mlp=*/false);
+  return std::nullopt;
+}
+
 struct BatchTiming {
   double decode_tokens_per_second = 0.0, mean_cache = 0.0;
+  // The counted work of the refreshes run while decoding (scoring_flops), per second of decode; 0 when the
+  // policy's pass is not counted (its scoring is a few products over the cache's keys: no GEMM).
+  double refresh_flops_per_second = 0.0;
 };
 
 // B samples (distinct random prompts) decoded together with a fixed length: every slot is prefilled before
@@ -290,14 +300,18 @@ BatchTiming time_batch(const Model& model, const ThroughputBenchOptions& o, int6
   generate_continuously(model, B, list);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   BatchTiming timing;
-  double prefill = 0.0, tokens = 0.0;
+  double prefill = 0.0, tokens = 0.0, refresh_flops = 0.0;
   for (auto& g : generations) {
     const GenerationResult result = g->take();
     prefill += result.prefill_seconds;
     tokens += static_cast<double>(result.rollouts[0].generated.size() - 1);  // token 1 comes from the prefill
     timing.mean_cache += result.mean_cache_size / static_cast<double>(B);
+    for (const RefreshRecord& r : result.refreshes)
+      if (r.phase == "decode")
+        refresh_flops += scoring_flops(o.policy.policy, model.config(), r.size_before, o.policy.min_gap).value_or(0.0);
   }
   timing.decode_tokens_per_second = tokens / (wall - prefill);
+  timing.refresh_flops_per_second = refresh_flops / (wall - prefill);
   return timing;
 }
 
@@ -309,15 +323,17 @@ void run_throughput_bench(const ThroughputBenchOptions& o) {
                            rates.gemm_gflops, o.policy.policy, o.policy.J, o.prompt_len, o.new_tokens);
   time_batch(model, o, 1, 999);  // warm-up
   for (int64_t round = 1; round <= o.rounds; ++round) {
-    std::cout << fmt::format("round {}\n{:>6} {:>14} {:>9} {:>10} {:>8}\n", round, "batch", "decode tok/s", "speed-up",
-                             "GFLOP/s", "% GEMM");
+    std::cout << fmt::format("round {}\n{:>6} {:>14} {:>9} {:>10} {:>8} {:>9}\n", round, "batch", "decode tok/s",
+                             "speed-up", "GFLOP/s", "% GEMM", "refresh");
     double single = 0.0;
     for (int64_t B : o.batches) {
       const BatchTiming t = time_batch(model, o, B, 1000 * round);
       if (single == 0.0) single = t.decode_tokens_per_second / static_cast<double>(B);
-      const double gflops = t.decode_tokens_per_second * decode_flops(model, t.mean_cache) / 1e9;
-      std::cout << fmt::format("{:>6} {:>14.1f} {:>8.2f}x {:>10.1f} {:>7.1f}%", B, t.decode_tokens_per_second,
-                               t.decode_tokens_per_second / single, gflops, 100.0 * gflops / rates.gemm_gflops)
+      const double refresh_gflops = t.refresh_flops_per_second / 1e9;
+      const double gflops = t.decode_tokens_per_second * decode_flops(model, t.mean_cache) / 1e9 + refresh_gflops;
+      std::cout << fmt::format("{:>6} {:>14.1f} {:>8.2f}x {:>10.1f} {:>7.1f}% {:>8.1f}%", B, t.decode_tokens_per_second,
+                               t.decode_tokens_per_second / single, gflops, 100.0 * gflops / rates.gemm_gflops,
+                               100.0 * refresh_gflops / gflops)
                 << std::endl;
     }
   }
@@ -335,13 +351,6 @@ struct RefreshBenchOptions {
 bool reset_peak_rss() {
   std::ofstream clear_refs("/proc/self/clear_refs");
   return static_cast<bool>(clear_refs << "5" << std::flush);
-}
-
-// The work of one scoring pass (FLOP), for the policies whose pass is counted (policies/anticausal.h).
-std::optional<double> scoring_flops(const std::string& policy, const ModelConfig& c, int64_t n, int64_t min_gap) {
-  if (policy == "counter-causal") return anticausal_pass_flops(c, n, min_gap, c.num_layers, /*with_mlp=*/true);
-  if (policy == "counter-causal-fast") return anticausal_pass_flops(c, n, min_gap, 1, /*with_mlp=*/false);
-  return std::nullopt;
 }
 
 // Median wall time (ms) of one refresh's scoring over `cache`, after `warmups` untimed runs.
@@ -466,8 +475,10 @@ void add_bench_command(CLI::App& app) {
   CLI::App* t = bench->add_subcommand(
       "throughput",
       "Aggregate decode tokens/s of B samples decoded together (refreshes included), the speed-up over the first\n"
-      "batch size, and the achieved GFLOP/s (2 × linear weights + 4 × layers × heads × head_dim × cache per\n"
-      "token) against the GEMM rate measured in the same run");
+      "batch size, and the achieved GFLOP/s against the GEMM rate measured in the same run: per token 2 × linear\n"
+      "weights + 4 × layers × heads × head_dim × cache, plus the decode refreshes' scoring passes where their work\n"
+      "is counted (counter-causal, counter-causal-fast: as bench refresh counts it), whose share is the refresh\n"
+      "column (other policies score with a few products over the cached keys, left out: 0%)");
   throughput->model.add_to(t);
   throughput->policy.add_to(t);
   t->add_option("--batch", throughput->batches, "Batch sizes, comma-separated")->delimiter(',')->capture_default_str()
