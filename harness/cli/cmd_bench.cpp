@@ -310,8 +310,9 @@ BatchTiming time_batch(const Model& model, const ThroughputBenchOptions& o, int6
       if (r.phase == "decode")
         refresh_flops += scoring_flops(o.policy.policy, model.config(), r.size_before, o.policy.min_gap).value_or(0.0);
   }
-  timing.decode_tokens_per_second = tokens / (wall - prefill);
-  timing.refresh_flops_per_second = refresh_flops / (wall - prefill);
+  const double decode_seconds = wall - prefill;
+  timing.decode_tokens_per_second = tokens / decode_seconds;
+  timing.refresh_flops_per_second = refresh_flops / decode_seconds;
   return timing;
 }
 

@@ -466,10 +466,11 @@ std::vector<at::Tensor> linear(const at::Tensor& x, const std::vector<Affine>& l
     for (const Affine& l : layers) outs.push_back(l.bias.defined() ? at::linear(x, l.weight, l.bias) : at::linear(x, l.weight));
     return outs;
   }
-  if (linear_detail::rows_of(x) <= linear_detail::kSmallRows)
+  const int64_t rows = linear_detail::rows_of(x);
+  if (rows <= linear_detail::kSmallRows)
     return linear_detail::small_rows(x, layers, linear_detail::Kernel::best, x.scalar_type(),
                                      linear_detail::Combine::separate, {});
-  const at::Tensor x2 = x.reshape({linear_detail::rows_of(x), x.size(-1)});
+  const at::Tensor x2 = x.reshape({rows, x.size(-1)});
   for (const Affine& l : layers) outs.push_back(with_leading_dims_of(x, blas_blocks(x2, l.weight, l.bias)));
   return outs;
 }
