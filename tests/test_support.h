@@ -18,6 +18,24 @@ inline std::filesystem::path shared_dir() {
 inline std::filesystem::path source_dir() { return KVBENCH_SOURCE_DIR; }
 inline std::string kvbench_binary() { return KVBENCH_BINARY; }
 
+// The Python of the peers' environment (HF tokenizers and transformers, kvpress, math-verify), which
+// scripts/setup.sh makes in .venv; KVBENCH_PYTHON points elsewhere.
+inline std::string peer_python() {
+  if (const char* env = std::getenv("KVBENCH_PYTHON")) return env;
+  return std::string(KVBENCH_SOURCE_DIR) + "/.venv/bin/python";
+}
+
+// Whether the peers' Python can import `module`. A user's clone without the environment skips the
+// comparison; CI (CI set) has made it, so there its absence fails the test instead.
+inline bool peer_available(const std::string& module) {
+  const std::string command = "'" + peer_python() + "' -c 'import " + module + "' > /dev/null 2>&1";
+  if (std::system(command.c_str()) == 0) return true;
+  const std::string message = peer_python() + " cannot import " + module + " (run scripts/setup.sh)";
+  if (std::getenv("CI") != nullptr) FAIL("CI: " << message);
+  WARN("skipped: " << message);
+  return false;
+}
+
 // A path in the temp directory for this process's scratch file or directory `name` (its extension kept):
 // ctest runs each test case in a process of its own, several at once, and with fixed names one case
 // deleted another's files.

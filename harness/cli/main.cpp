@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   bool verbose = false;
   int threads = 0;
   app.add_flag("-v,--verbose", verbose, "Debug logging");
+  app.set_version_flag("--version", [] { return kvbench::cli::build_description(); });
   // Default (engine/cpu_threads.h): one thread per logical CPU, large products on one per physical core,
   // BLAS single-threaded inside that pool; --threads N fixes the count, as bit-for-bit training and
   // processes side by side need.
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
   kvbench::cli::add_train_demo_command(app);
   kvbench::cli::add_train_scorer_command(app);
   kvbench::cli::add_datasets_command(app);
+  kvbench::cli::add_doctor_command(app);
 
   try {
     app.parse(argc, argv);

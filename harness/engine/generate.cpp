@@ -206,7 +206,7 @@ at::Tensor SampleGeneration::feed_shadow(const at::Tensor& ids, const at::Tensor
   const bool window_open = !result_.lost_attention.empty();  // before the first refresh nothing is missing
   const ShadowStep full = shadow_->feed(ids, positions, window_open);
   if (!window_open) return full.logits;
-  const at::Tensor lost = attention_on_absent(full.attention, cache_).to(at::kFloat);  // [B, T, L]
+  const at::Tensor lost = attention_on_absent(full.attention, cache_).to(at::kCPU, at::kFloat);  // [B, T, L], read here
   auto& window = result_.lost_attention.back().by_rollout;
   for (int64_t b = 0; b < settings_.rollouts; ++b)
     if (!rollouts_ || rollouts_->active(b)) {  // a finished rollout's fed token is no query of its sequence

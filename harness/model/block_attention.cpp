@@ -1,6 +1,7 @@
 #include "model/block_attention.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>

@@ -1,5 +1,8 @@
 #include "model/model.h"
 
+#include <torch/cuda.h>
+#include <torch/version.h>
+
 #include <cmath>
 
 #include "common/error.h"
@@ -7,6 +10,7 @@
 #include "model/decode_attention.h"
 #include "model/fused_ops.h"
 #include "model/linear.h"
+#include "model/sdpa_attention.h"
 #include "model/weights.h"
 
 namespace kvbench {
@@ -259,6 +263,7 @@ at::Tensor Model::attend(const at::Tensor& q, const at::Tensor& k, const at::Ten
                          at::Tensor* probs_out) const {
   if (!aten_matmul_supported(q.options()))
     return attend(q.to(at::kFloat), k.to(at::kFloat), v.to(at::kFloat), allowed, probs_out).to(at::kHalf);
+  if (!probs_out && sdpa_serves(q)) return sdpa_attention(q, k, v, allowed);
   if (block_attention_supported(q, k, v)) return block_attention(q, k, v, allowed, probs_out);
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), D = q.size(3);
   const int64_t KV = k.size(1), G = H / KV, N = k.size(2);
@@ -334,12 +339,26 @@ at::Tensor Model::forward_sequence(const at::Tensor& ids, const at::Tensor& posi
   return logits(x);
 }
 
+int cuda_device_count() { return KVBENCH_CUDA ? static_cast<int>(torch::cuda::device_count()) : 0; }
+
 at::Device parse_device(const std::string& text) {
-  try {
-    return at::Device(text);
-  } catch (const std::exception&) {
-    fail("unknown device \"{}\" (expected cpu, cuda or cuda:N)", text);
-  }
+  const at::Device device = [&] {
+    try {
+      return at::Device(text);
+    } catch (const std::exception&) {
+      fail("unknown device \"{}\" (expected cpu, cuda or cuda:N)", text);
+    }
+  }();
+  if (!device.is_cuda()) return device;
+  if (!KVBENCH_CUDA)
+    fail("--device {}: this kvbench is built without CUDA (libtorch {}); build it against a CUDA PyTorch with nvcc "
+         "installed (README: which torch to build against)", text, TORCH_VERSION);
+  const int count = cuda_device_count();
+  if (count == 0) fail("--device {}: no CUDA device is visible on this machine (CUDA is compiled in; check "
+                       "nvidia-smi and CUDA_VISIBLE_DEVICES)", text);
+  if (device.has_index() && device.index() >= count)
+    fail("--device {}: only {} CUDA device(s) are visible (cuda:0 … cuda:{})", text, count, count - 1);
+  return device;
 }
 
 at::ScalarType parse_dtype(const std::string& text) {

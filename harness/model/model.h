@@ -134,8 +134,10 @@ class Model {
   at::Tensor inv_freq_;  // [head_dim / 2] float32 on the model's device
 };
 
-// Parses "cpu", "cuda", "cuda:1" and "float32|fp32", "bfloat16|bf16", "float16|fp16".
+// Parses "cpu", "cuda", "cuda:1" and "float32|fp32", "bfloat16|bf16", "float16|fp16". A CUDA device
+// this build or machine cannot give is refused here, with the reason, before any work.
 at::Device parse_device(const std::string& text);
+int cuda_device_count();  // 0 where the CUDA path is not compiled in (KVBENCH_CUDA) or no GPU is visible
 at::ScalarType parse_dtype(const std::string& text);
 std::string dtype_name(at::ScalarType dtype);
 

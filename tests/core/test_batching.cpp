@@ -6,6 +6,7 @@
 #include <random>
 
 #include "engine/generate.h"
+#include "model/random_model.h"
 #include "model_test_util.h"
 #include "random_trial.h"
 #include "test_support.h"
@@ -165,4 +166,14 @@ TEST_CASE("a sample that finishes early frees its slot for the next sample", "[b
   // Slots {0, 1}: 1 finishes after 3 tokens and 2 takes its slot; 2 finishes and 3 takes it, while 0 runs on.
   CHECK(finished_when_handed == std::vector<size_t>{0, 0, 1, 2, 3});
   CHECK(finish_order == std::vector<size_t>{1, 2, 0, 3});
+}
+
+TEST_CASE("batched samples decode exactly as alone on CUDA (random tiny Qwen3, float32)", "[batch][cuda]") {
+  if (cuda_device_count() == 0) {
+    WARN("skipped: no CUDA device (" << (KVBENCH_CUDA ? "CUDA compiled in, no GPU visible" : "CUDA not compiled in")
+                                     << "); scripts/gpu_check.sh runs this on a GPU machine");
+    return;
+  }
+  const ModelConfig config = tiny_model_config(ModelFamily::Qwen3, 64, 4, 2, 512);
+  check_batching_changes_nothing(random_model(config, 3, at::kCUDA, at::kFloat), 13, 16);
 }

