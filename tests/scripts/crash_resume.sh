@@ -6,7 +6,7 @@
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
 require_h5py
-require_tiny_model
+demo_model
 seed=${KVBENCH_CRASH_SEED:-$$}
 RANDOM=$seed
 echo "kill times seeded with $seed (KVBENCH_CRASH_SEED=$seed replays them)"
