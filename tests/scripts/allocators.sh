@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Budget allocators (--allocator pyramid|ada) end to end on stories260K (5 layers, 4 KV heads), for every
+# Budget allocators (--allocator pyramid|ada) end to end on models/kvbench-demo (2 layers, 4 KV heads), for every
 # scorer that composes with them: a numpy recomputation from each refresh's recorded positions and scores
 # reproduces every kept set, budgets sum to the uniform total, each layer/head holds exactly its budget,
 # the next refresh sees exactly what was kept plus the tokens fed since, and the realised size / peak
@@ -9,7 +9,7 @@
 # Pyramid budgets are recomputed with exact rationals (fractions), not the floating-point formula.
 set -uo pipefail
 source "$(dirname "$0")/common.bash"
-require_tiny_model
+demo_model
 py=/usr/bin/python3
 "$py" -c "import numpy" 2>/dev/null || skip "/usr/bin/python3 has no numpy"
 
@@ -32,7 +32,7 @@ for run in "pyramid h2o-true 0 -" "ada h2o-true 0 -" "pyramid h2o 0 -" "pyramid 
   kvbench generate --model "$model" --prompt "$prompt" --policy "$policy" --J 24 --h 6 --recent 4 "${extra[@]}" \
     --allocator "$allocator" --pyramid-ratio 3 --max-new 41 --format json > "$work/$name.json" \
     || fail "generate --allocator $allocator --policy $policy --scorer $scorer"
-  "$py" - "$work/$name.json" "$allocator" "$sinks" <<'PY' || fail "$name: kept sets / budgets / sizes / scores"
+  "$py" - "$work/$name.json" "$allocator" "$sinks" "$model/config.json" <<'PY' || fail "$name: kept sets / budgets / sizes / scores"
 import json, sys
 from fractions import Fraction
 
@@ -42,7 +42,10 @@ out, allocator = json.load(open(sys.argv[1])), sys.argv[2]
 J, R, F, S = out["J"], out["recent"], out["frozen"], int(sys.argv[3])
 lowest = out["policy"].startswith("counter-causal")  # keeps the least predictable entries
 sign = 1 if lowest else -1
-L, KV, D, BYTES = 5, 4, 8, 4                         # stories260K, float32
+config = json.load(open(sys.argv[4]))                 # the model's shape; float32
+L, KV, BYTES = config["num_hidden_layers"], config["num_key_value_heads"], 4
+D = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
+assert (L, KV, D) == (2, 4, 32), (L, KV, D)          # models/kvbench-demo, which the budgets below assume
 
 
 def pyramid_budgets(J, L, ratio):
@@ -57,7 +60,8 @@ def pyramid_budgets(J, L, ratio):
 
 budgets = pyramid_budgets(J, L, 3) if allocator == "pyramid" else [J] * L
 assert sum(budgets) == L * J, budgets
-assert allocator != "pyramid" or budgets == [36, 30, 24, 18, 12], budgets
+# J = 24, ratio 3, 2 layers: 2J/(1 + 3)·(3 − 2l) = 36 and 12 (on 5 layers it would be 36, 30, 24, 18, 12).
+assert allocator != "pyramid" or budgets == [36, 12], budgets
 
 
 def held(row):  # slots of a row that hold an entry, in slot order

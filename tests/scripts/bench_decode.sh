@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# `kvbench bench decode` end to end on stories260K: the machine's rates (measured before and after the
+# `kvbench bench decode` end to end on models/kvbench-demo: the machine's rates (measured before and after the
 # timed runs), prefill against the GEMM rate, decode against the read bandwidth and the GEMV rate, and
 # against the read bandwidth beside each repeat; several dtypes in one run.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
-require_tiny_model
+demo_model
 timeout 300 "$KVBENCH" --threads 1 bench decode --model "$model" --prompt-len 16 --new 8 --repeats 1 > "$work/out"
 expect_line() { grep -Eq "$1" "$work/out" || { cat "$work/out"; fail "no line matching: $1"; }; }
 expect_line "^machine: GEMM [0-9.]+ GFLOP/s; read bandwidth [0-9.]+ GB/s .*, by a one-row product \(GEMV\) [0-9.]+ GB/s; each the best of before and after$"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# `kvbench bench refresh` end to end on stories260K: a size filled by a prefill (≤ 512) and one resampled from
+# `kvbench bench refresh` end to end on models/kvbench-demo: a size filled by a prefill (≤ 512) and one resampled from
 # it (cache/resampled_cache.h, tested against references in tests/core/test_resampled_cache.cpp) are both measured
 # for each policy, with the time ratio and the fitted exponents; float16 on the CPU too.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
-require_tiny_model
+demo_model
 timeout 120 "$KVBENCH" --threads 1 bench refresh --model "$model" --n 256,4096 --repeats 1 --warmups 0 \
   --policy counter-causal-fast,counter-causal > "$work/out"
 for n in 256 4096; do

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# `kvbench bench throughput` end to end on stories260K: a row per batch size with the speed-up over the
+# `kvbench bench throughput` end to end on models/kvbench-demo: a row per batch size with the speed-up over the
 # first, and the decode refreshes' counted scoring work in the GFLOP/s (none for full; the counter-causal
 # pass, every layer with its MLP, outweighs the fast pass, the last layer without).
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
-require_tiny_model
+demo_model
 # refresh_share POLICY [OPTIONS...]: runs batches 1 and 3 and prints the refresh column of batch 3.
 refresh_share() {
   local policy=$1; shift

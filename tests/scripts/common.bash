@@ -20,10 +20,18 @@ require_h5py() {
   /usr/bin/python3 -c "import h5py" 2>/dev/null || skip "/usr/bin/python3 has no h5py"
 }
 
-# Sets $model to stories260K, or skips the test when ../shared is not there.
-require_tiny_model() {
-  model="${KVBENCH_SHARED:-}/models/stories260K"
-  [[ -d "$model" ]] || skip "$model not found (set KVBENCH_SHARED)"
+# Sets $model to the repository's demo model (models/kvbench-demo: 2 layers, 4 query and 4 KV heads of 32,
+# 892 tokens, float32), always there: tests that need some model use it and never skip for lack of ../shared.
+demo_model() {
+  model="${KVBENCH_SOURCE:-$here/../..}/models/kvbench-demo"
+  [[ -f "$model/model.safetensors" && -f "$model/tokenizer.json" ]] || fail "$model is incomplete"
+}
+
+# Sets $stories to ../shared's stories260K and succeeds when it is there (with its llama2.c references); fails
+# (no skip) otherwise, so a test runs its reference comparisons only where ../shared is and the rest anywhere.
+shared_stories260K() {
+  stories="${KVBENCH_SHARED:-}/models/stories260K"
+  [[ -d "$stories" ]]
 }
 
 # expect_error PATTERN COMMAND...: the command must fail with PATTERN on stderr.

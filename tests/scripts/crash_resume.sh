@@ -6,13 +6,15 @@
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
 require_h5py
-require_tiny_model
+demo_model
 seed=${KVBENCH_CRASH_SEED:-$$}
 RANDOM=$seed
 echo "kill times seeded with $seed (KVBENCH_CRASH_SEED=$seed replays them)"
 
+# 150-word stories (the demo's own length): with 80 words the demo, twice as fast as stories260K was, often
+# finished before any kill found a sample in a work file, and the resume went untested.
 cat > "$work/sweep.json" <<JSON
-{"base": {"model": "$model", "task": "rare-fact", "data": "rare-fact:seed=1,samples=8,words=80,facts=1",
+{"base": {"model": "$model", "task": "rare-fact", "data": "rare-fact:seed=1,samples=8,words=150,facts=1",
           "max_new": 16, "rollouts": 2, "temperature": 0.9, "seed": 3},
  "grid": {"policy": ["counter-causal", "tova"], "J": [24]}}
 JSON

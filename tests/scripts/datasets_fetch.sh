@@ -5,10 +5,20 @@
 # the fetched root through $KVBENCH_DATA.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
+demo_model
+readme="${KVBENCH_SOURCE:-$here/../..}/datasets/README.md"
+
+# Without ../shared: bad names and mirrors, and a missing model, are refused with the reason.
+expect_error "download failed" kvbench datasets fetch aime24 --mirror "file://$work/nowhere" --root "$work/root3"
+expect_error "aime25: no single file to download" kvbench datasets fetch aime25 --root "$work/root3"
+expect_error "unknown dataset \"nosuch\"" kvbench datasets fetch nosuch --root "$work/root3"
+expect_error "model directory $work/nomodel does not exist" kvbench run --model "$work/nomodel" --task math500
+grep -q "huggingface-cli download" "$work/err" || fail "no download hint for a missing model"
+
+# The rest fetches from ../shared/datasets, whose bytes datasets/README.md's checksums name: skipped without it.
 shared=${KVBENCH_SHARED:-}
 [[ -f "$shared/datasets/math500/test.jsonl" && -f "$shared/datasets/locomo/locomo10.json" ]] \
-  || { echo "skip: $shared/datasets not found (set KVBENCH_SHARED)"; exit 77; }
-readme="${KVBENCH_SOURCE:-$here/../..}/datasets/README.md"
+  || skip "$shared/datasets not found (set KVBENCH_SHARED); the checks without it passed"
 
 kvbench datasets fetch math500 locomo --mirror "file://$shared/datasets" --root "$work/root" > "$work/fetch.log"
 for f in math500/test.jsonl locomo/locomo10.json; do
@@ -32,14 +42,7 @@ expect_error "file://$work/bad/math500/test.jsonl: checksum mismatch" \
 echo >> "$work/root/locomo/locomo10.json"
 kvbench datasets list --root "$work/root" | grep -Eq "^  locomo +CHECKSUM MISMATCH" || fail "list: corrupted file"
 
-expect_error "download failed" kvbench datasets fetch aime24 --mirror "file://$work/nowhere" --root "$work/root3"
-expect_error "aime25: no single file to download" kvbench datasets fetch aime25 --root "$work/root3"
-expect_error "unknown dataset \"nosuch\"" kvbench datasets fetch nosuch --root "$work/root3"
-
 # Runs read $KVBENCH_DATA.
-require_tiny_model
 KVBENCH_DATA="$work/root" kvbench run --model "$model" --task math500 --policy full --limit 1 --max-new 2 --quiet \
   --out "$work/run.h5" > /dev/null 2> "$work/run.err" || { cat "$work/run.err"; fail "run with KVBENCH_DATA"; }
-expect_error "model directory $work/nomodel does not exist" kvbench run --model "$work/nomodel" --task math500
-grep -q "huggingface-cli download" "$work/err" || fail "no download hint for a missing model"
 echo "ok"

@@ -1,42 +1,73 @@
 #!/usr/bin/env bash
-# `kvbench generate` end to end: the JSON contract, greedy ids against llama2.c's run.c reference,
-# refresh records, and clear errors (non-zero exit, message naming the problem) for bad input.
+# `kvbench generate` end to end on models/kvbench-demo: the JSON contract, refresh records, sampling by seed,
+# and clear errors (non-zero exit, message naming the problem) for bad input; with ../shared also greedy ids
+# against llama2.c's run.c reference for stories260K.
 set -uo pipefail
 source "$(dirname "$0")/common.bash"
-require_tiny_model
+demo_model
 py=/usr/bin/python3
 
-# Greedy, full cache: the first 40 generated ids equal run.c's for the same prompt.
-out=$("$KVBENCH" generate --model "$model" --prompt "Once upon a time" --max-new 40 --format json) || fail "generate failed"
-"$py" - "$model/reference/greedy.json" "$out" <<'PY' || fail "json contract / run.c ids"
+# Greedy, full cache, on ../shared's stories260K: the first 40 generated ids equal run.c's for the same prompt.
+if shared_stories260K; then
+  out=$("$KVBENCH" generate --model "$stories" --prompt "Once upon a time" --max-new 40 --format json) || fail "generate failed"
+  "$py" - "$stories/reference/greedy.json" "$out" <<'PY' || fail "json contract / run.c ids"
 import json, sys
 ref = next(c for c in json.load(open(sys.argv[1]))["cases"] if c["prompt"] == "Once upon a time")
 out = json.loads(sys.argv[2])
-for key in ("prompt_ids", "generated_ids", "text", "stop_reason", "refreshes"):
-    assert key in out, key
 assert out["prompt_ids"] == ref["prompt_tokens"], (out["prompt_ids"], ref["prompt_tokens"])
 assert out["generated_ids"] == ref["generated_tokens"][:40], out["generated_ids"]
-assert out["stop_reason"] == "max_tokens" and out["refreshes"] == []
+PY
+else
+  echo "note: no stories260K under KVBENCH_SHARED: the run.c reference ids left out"
+fi
+
+# The JSON contract, greedy and full cache, on the demo model: the prompt's ids are `kvbench tokenize`'s with
+# <s> in front, the text is the generated ids decoded with tokenizer.json's byte-level vocabulary (in Python),
+# 40 tokens without a stop, no refreshes. (The demo knows its training stories' language: on "Once upon a
+# time" it ends after one token; this prompt, 23 tokens, continues past 40.)
+prompt="Tom had a red kite. He ran to the park with his dog"
+tokens=$("$KVBENCH" tokenize --model "$model" --text "$prompt" --add-special) || fail "tokenize failed"
+out=$("$KVBENCH" generate --model "$model" --prompt "$prompt" --max-new 40 --format json) || fail "generate failed"
+"$py" - "$out" "$tokens" "$model/tokenizer.json" <<'PY' || fail "json contract"
+import json, sys
+out = json.loads(sys.argv[1])
+for key in ("prompt_ids", "generated_ids", "text", "stop_reason", "refreshes"):
+    assert key in out, key
+assert out["prompt_ids"] == json.loads(sys.argv[2]), (out["prompt_ids"], sys.argv[2])
+assert len(out["generated_ids"]) == 40 and out["stop_reason"] == "max_tokens" and out["refreshes"] == [], out
+# GPT-2's byte ↔ printable-character map, inverted.
+printable = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+chars, extra = {b: chr(b) for b in printable}, 0
+for b in range(256):
+    if b not in chars:
+        chars[b], extra = chr(256 + extra), extra + 1
+byte_of = {c: b for b, c in chars.items()}
+token = {i: t for t, i in json.load(open(sys.argv[3]))["model"]["vocab"].items()}
+text = bytes(byte_of[c] for i in out["generated_ids"] for c in token[i]).decode("utf-8")
+assert out["text"] == text, (out["text"], text)
 PY
 
-# With a policy: one refresh every h tokens, each recording step, size and kept positions.
-out=$("$KVBENCH" generate --model "$model" --prompt "Once upon a time" --policy counter-causal --J 16 --h 4 --max-new 30 --format json) \
+# With a policy: one refresh every h tokens, each recording step, size and kept positions. J = 24 is above
+# the prompt's 23 tokens, so no refresh falls in the prefill, and the 30 new tokens go past it.
+out=$("$KVBENCH" generate --model "$model" --prompt "$prompt" --policy counter-causal --J 24 --h 4 --max-new 30 --format json) \
   || fail "generate with policy failed"
 "$py" - "$out" <<'PY' || fail "refresh records"
 import json, sys
 out = json.loads(sys.argv[1])
 r = out["refreshes"]
 P = len(out["prompt_ids"])
+assert P < 24 and len(out["generated_ids"]) == 30, (P, len(out["generated_ids"]))
 assert [x["step"] for x in r] == [s for s in range(1, 30) if (P + s) % 4 == 0], [x["step"] for x in r]
+assert any(x["size_before"] > 24 for x in r), "nothing evicted"
 for x in r:
-    assert len(x["kept_positions"]) == min(x["size_before"], 16)
+    assert len(x["kept_positions"]) == min(x["size_before"], 24)
     assert len(x["scores"]) == x["size_before"]
     assert x["kept_positions"] == sorted(x["kept_positions"])
 PY
 
 # Sampling is reproducible by seed.
-a=$("$KVBENCH" generate --model "$model" --prompt "Once upon a time" --max-new 20 --temperature 0.8 --top-p 0.9 --seed 3 --format json)
-b=$("$KVBENCH" generate --model "$model" --prompt "Once upon a time" --max-new 20 --temperature 0.8 --top-p 0.9 --seed 3 --format json)
+a=$("$KVBENCH" generate --model "$model" --prompt "$prompt" --max-new 20 --temperature 0.8 --top-p 0.9 --seed 3 --format json)
+b=$("$KVBENCH" generate --model "$model" --prompt "$prompt" --max-new 20 --temperature 0.8 --top-p 0.9 --seed 3 --format json)
 [ "$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["generated_ids"])' "$a")" = \
   "$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["generated_ids"])' "$b")" ] || fail "same seed, different tokens"
 

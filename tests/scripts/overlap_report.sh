@@ -5,7 +5,7 @@
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
 require_h5py
-require_tiny_model
+demo_model
 job=(--model "$model" --task rare-fact --data "rare-fact:seed=1,samples=3,words=70,facts=1" --J 24 --max-new 10
      --rollouts 2 --temperature 0.8 --seed 2 --quiet)
 for policy in counter-causal counter-causal-fast h2o-true sliding; do
@@ -34,6 +34,6 @@ grep -q ",1.000,1.000,1.000,1.000,0$" "$work/same.csv" || { cat "$work/same.csv"
 # --policy selects the pair among many files; a selection without a pair is refused with the reason.
 kvbench report "$work"/*.h5 --table overlap --policy counter-causal --policy counter-causal-fast --format csv \
   > "$work/selected.csv"
-[[ $(grep -c "^stories260K" "$work/selected.csv") == 3 ]] || { cat "$work/selected.csv"; fail "pairs of the selection"; }
+[[ $(grep -c "^kvbench-demo" "$work/selected.csv") == 3 ]] || { cat "$work/selected.csv"; fail "pairs of the selection"; }
 expect_error "no two files share" kvbench report "$work/counter-causal.h5" --table overlap
 echo "overlap report: ok"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# --smooth and --keep-span end to end on stories260K: every kept set of counter-causal and h2o runs is
+# --smooth and --keep-span end to end on models/kvbench-demo: every kept set of counter-causal and h2o runs is
 # recomputed in numpy from the recorded raw scores (recompute_kept.py), --smooth 1 / --keep-span 1 give
 # the same file as no option, the settings are part of the job's identity, and bad values are refused.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
 require_h5py
-require_tiny_model
+demo_model
 job=(--model "$model" --task rare-fact --data "rare-fact:seed=2,samples=2,words=80,facts=1" --J 24 --h 6
      --max-new 12 --rollouts 2 --temperature 0.7 --seed 3 --quiet)
 

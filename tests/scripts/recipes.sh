@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every recipe in recipes/: parses, resolves its HF ids under --models-dir (tiny stand-ins: stories260K
+# Every recipe in recipes/: parses, resolves its HF ids under --models-dir (tiny stand-ins: models/kvbench-demo
 # with a Qwen3 chat template), dry-runs with a job count and a cost estimate, runs with --limit 1 and
 # reports with the published numbers beside the measured ones. Also: missing models, scorers and datasets
 # are all listed before any job starts; report cells without results say "missing"; the measured cell
@@ -7,10 +7,11 @@
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
 require_h5py
-require_tiny_model
-shared=$KVBENCH_SHARED
+demo_model
+shared=${KVBENCH_SHARED:-}
 recipes="${KVBENCH_SOURCE:-$here/../..}/recipes"
-[[ -d "$shared/datasets/math500" && -d "$shared/tokenizers/qwen3" ]] || { echo "skip: $shared/datasets or tokenizers/qwen3 not found"; exit 77; }
+# The recipes' datasets and the Qwen3 chat template come from ../shared.
+[[ -d "$shared/datasets/math500" && -d "$shared/tokenizers/qwen3" ]] || skip "$shared/datasets or tokenizers/qwen3 not found"
 
 # Stand-in models under the names the recipes' HF ids resolve to.
 mkdir -p "$work/standin"

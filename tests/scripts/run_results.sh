@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# `kvbench run` end to end on stories260K + rare-fact: the HDF5 file read back with h5py against the
+# `kvbench run` end to end on the demo model + rare-fact: the HDF5 file read back with h5py against the
 # documented schema (with scores and summary recomputed in Python), determinism, skip/--force, and bad input.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
 require_h5py
-require_tiny_model
+demo_model
 job=(--model "$model" --task rare-fact --data "rare-fact:seed=3,samples=3,words=60,facts=1" --J 24 --max-new 10
      --rollouts 2 --temperature 0.8 --seed 5 --quiet)
 kvbench run "${job[@]}" --policy counter-causal --out "$work/a.h5" > "$work/summary"

@@ -7,7 +7,7 @@ set -euo pipefail
 source "$(dirname "$0")/common.bash"
 source "$here/slurm_local.bash"
 require_h5py
-require_tiny_model
+demo_model
 start_slurm_cluster
 
 # Array task 0 (counter-causal, J 16 and 32) runs 32 samples, several seconds: time to cancel it midway.

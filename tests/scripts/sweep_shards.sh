@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# `kvbench sweep`: 2 policies × 2 budgets × 2 seeds on stories260K + rare-fact, sharded 2 ways and merged
+# `kvbench sweep`: 2 policies × 2 budgets × 2 seeds on the demo model + rare-fact, sharded 2 ways and merged
 # == unsharded (non-timing datasets, via h5py); skip of finished jobs; SLURM script; report tables checked
 # against numbers recomputed with h5py; malformed configs and merge conflicts.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
 require_h5py
-require_tiny_model
+demo_model
 cat > "$work/sweep.json" <<JSON
 {"output_dir": "$work/full",
  "base": {"model": "$model", "task": "rare-fact", "data": "rare-fact:seed=0,samples=3,words=60,facts=1",
@@ -14,7 +14,7 @@ cat > "$work/sweep.json" <<JSON
 JSON
 kvbench sweep --config "$work/sweep.json" --dry-run --no-bench | grep '\.h5$' > "$work/jobs"
 [[ $(wc -l < "$work/jobs") -eq 8 ]] || fail "expected 8 jobs, got $(wc -l < "$work/jobs")"
-grep -q "stories260K__rare-fact__counter-causal__J32__h8__s1__r1.h5" "$work/jobs" || fail "job names / h = J/4"
+grep -q "kvbench-demo__rare-fact__counter-causal__J32__h8__s1__r1.h5" "$work/jobs" || fail "job names / h = J/4"
 
 cat > "$work/axes.json" <<JSON
 {"base": {"model": "$model", "task": "rare-fact", "policy": "tova", "J": 16},
@@ -54,7 +54,7 @@ import csv, json, sys
 import h5py, numpy as np
 table = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.strip() and not l.startswith("#"))]
 header, rows = table[0], {r[0]: r[1:] for r in table[1:]}
-assert header == ["policy", "stories260K"], header
+assert header == ["policy", "kvbench-demo"], header
 for policy in ("sliding", "counter-causal"):
     units = {}
     for path in sys.argv[2:]:
