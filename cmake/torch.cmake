@@ -21,6 +21,10 @@ if(NOT EXISTS "${KVBENCH_TORCH_PREFIX}/share/cmake/Torch/TorchConfig.cmake")
                       "point it at the torch package folder of a PyTorch install")
 endif()
 list(PREPEND CMAKE_PREFIX_PATH "${KVBENCH_TORCH_PREFIX}/share/cmake")
+# PyPI's libtorch exports its own copies of std::filesystem (libtorch.so, libtorch_cpu.so); found before
+# the C++ runtime's, they crashed kvbench's first remove_all. Naming libstdc++ ahead of torch puts the
+# runtime first in the symbol lookup order (it loads first), for kvbench and torch alike.
+set(kvbench_runtime_first stdc++)
 # PyTorch's include folder carries its own fmt (12.x), which would shadow the system's that spdlog and
 # kvbench are built with (-isystem folders come before /usr/include). The system's fmt is put first.
 get_target_property(fmt_include fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
@@ -33,6 +37,7 @@ set(torch_lib "${KVBENCH_TORCH_PREFIX}/lib")
 
 if(NOT EXISTS "${torch_lib}/libtorch_cuda.so")
   find_package(Torch REQUIRED)  # a CPU-only PyTorch
+  list(PREPEND TORCH_LIBRARIES ${kvbench_runtime_first})
   return()
 endif()
 
@@ -44,6 +49,7 @@ if(KVBENCH_WITH_CUDA AND KVBENCH_NVCC)
     set(TORCH_CUDA_ARCH_LIST "8.0;8.9;9.0")
   endif()
   find_package(Torch REQUIRED)
+  list(PREPEND TORCH_LIBRARIES ${kvbench_runtime_first})
   set(KVBENCH_CUDA ON)
   message(STATUS "kvbench: PyTorch ${Torch_VERSION} with CUDA (nvcc: ${KVBENCH_NVCC})")
   return()
@@ -60,5 +66,5 @@ add_library(kvbench_torch_cpu INTERFACE)
 target_include_directories(kvbench_torch_cpu SYSTEM INTERFACE "${KVBENCH_TORCH_PREFIX}/include"
                            "${KVBENCH_TORCH_PREFIX}/include/torch/csrc/api/include")
 target_link_libraries(kvbench_torch_cpu INTERFACE "${torch_lib}/libtorch_cpu.so" "${torch_lib}/libc10.so")
-set(TORCH_LIBRARIES kvbench_torch_cpu)
+set(TORCH_LIBRARIES ${kvbench_runtime_first} kvbench_torch_cpu)
 set(TORCH_CXX_FLAGS "")

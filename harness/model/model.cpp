@@ -1,7 +1,9 @@
 #include "model/model.h"
 
-#include <torch/cuda.h>
 #include <torch/version.h>
+#if KVBENCH_CUDA
+#include <torch/cuda.h>
+#endif
 
 #include <cmath>
 
@@ -339,7 +341,13 @@ at::Tensor Model::forward_sequence(const at::Tensor& ids, const at::Tensor& posi
   return logits(x);
 }
 
-int cuda_device_count() { return KVBENCH_CUDA ? static_cast<int>(torch::cuda::device_count()) : 0; }
+int cuda_device_count() {
+#if KVBENCH_CUDA
+  return static_cast<int>(torch::cuda::device_count());
+#else
+  return 0;  // a CPU-only link (cmake/torch.cmake) has no torch::cuda
+#endif
+}
 
 at::Device parse_device(const std::string& text) {
   const at::Device device = [&] {

