@@ -18,9 +18,9 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader ||
 if [ -x .gpu/bin/kvbench ]; then
   bin=.gpu/bin
   export LD_LIBRARY_PATH="$PWD/.gpu/lib:$torch_dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  # The tests find the repository's files where it was built (KVBENCH_SOURCE_DIR).
-  src=$(strings .gpu/bin/kvbench_core_tests | grep -m1 -o '^/[^ ]*/models/kvbench-demo' | sed 's|/models/kvbench-demo||')
-  [ -n "$src" ] && [ ! -e "$src" ] && mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"
+  # The tests find the repository's files where it was built (KVBENCH_SOURCE_DIR): this copy stands there.
+  src=$(cat .gpu/source_dir)
+  [ -e "$src" ] || { mkdir -p "$(dirname "$src")" && ln -s "$PWD" "$src"; }
 else
   bin=build-gpu
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DKVBENCH_TORCH_PREFIX="$torch_dir" \

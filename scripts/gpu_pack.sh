@@ -12,7 +12,8 @@ for binary in kvbench kvbench_core_tests; do
   strip -o ".gpu/bin/$binary" "build-torch2/$binary"
   ldd "build-torch2/$binary" | awk '$3 ~ /^\// {print $3}' |
     grep -Ev '/(torch|nvidia|cuda)[^/]*/|/lib(c|m|dl|rt|pthread|gcc_s|stdc\+\+|gomp)\.so|ld-linux' |
-    xargs -r cp -L -n1 -t .gpu/lib/
+    xargs -r cp -L -t .gpu/lib/
 done
+pwd > .gpu/source_dir  # the tests find the repository's files where it was built (KVBENCH_SOURCE_DIR)
 grep -qx '/.gpu/' .gitignore || echo "warning: .gpu/ should be git-ignored" >&2
 du -sh .gpu
