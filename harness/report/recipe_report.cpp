@@ -96,6 +96,7 @@ Table render_table(const Recipe& recipe, const RecipeTable& t, const std::vector
     for (const auto& column : t.columns) {
       std::vector<const JobResults*> group;
       size_t expected = 0;
+      // A reference row has no jobs (its empty "where" would otherwise match them all).
       for (size_t i = 0; i < recipe.jobs.size() && row.reference.empty(); ++i) {
         const json fields = match_fields(recipe.jobs[i]);
         if (!matches(t.where, fields) || !matches(row.where, fields) || !matches(column.where, fields)) continue;
