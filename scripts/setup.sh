@@ -11,7 +11,7 @@ packages=(
   build-essential cmake ninja-build git pkg-config
   libtorch-dev libopenblas0-pthread   # OpenBLAS: Debian's libtorch otherwise runs on netlib BLAS (~20x slower)
   libhdf5-dev libfmt-dev nlohmann-json3-dev catch2 libcli11-dev libspdlog-dev
-  libpcre2-dev libsentencepiece-dev libzip-dev libstemmer-dev
+  libpcre2-dev libsentencepiece-dev libzip-dev
   libcurl4-openssl-dev libssl-dev zlib1g-dev   # `kvbench datasets fetch`: downloads, sha256, .tgz
   bubblewrap python3 python3-venv python3-numpy python3-h5py python3-matplotlib
   clang libclang-rt-dev               # libFuzzer targets (tests/fuzz), built by scripts/test.sh

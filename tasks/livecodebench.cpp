@@ -59,14 +59,12 @@ Grade ungraded(std::optional<std::string> pred, const std::string& reason) {
 LiveCodeBenchTask::LiveCodeBenchTask(LiveCodeBenchOptions options)
     : options_(std::move(options)), sandbox_(options_.sandbox) {}
 
-std::string LiveCodeBenchTask::default_dataset() const {
-  return "livecodebench/livecodebench_v5_2408_2502_prompts.jsonl";
-}
+std::string LiveCodeBenchTask::default_dataset() const { return options_.release.dataset; }
 
 std::filesystem::path LiveCodeBenchTask::tests_dir_for(const std::filesystem::path& dataset) const {
   if (options_.tests_dir) return *options_.tests_dir;
   if (const char* env = std::getenv("KVBENCH_LCB_TESTS")) return env;
-  return dataset.parent_path() / "livecodebench_v5_tests";
+  return dataset.parent_path() / options_.release.tests_dir;
 }
 
 std::vector<Sample> LiveCodeBenchTask::load(const std::filesystem::path& path) const {
@@ -119,5 +117,13 @@ DecodingDefaults LiveCodeBenchTask::defaults() const {
 }
 
 std::unique_ptr<Task> make_livecodebench_task() { return std::make_unique<LiveCodeBenchTask>(); }
+
+// KVpop Table 2's release: HF livecodebench/code_generation_lite release_v6, converted to QwQ's prompt-file
+// format (datasets/README.md); same prompt, grading and defaults as v5.
+std::unique_ptr<Task> make_livecodebench_v6_task() {
+  LiveCodeBenchOptions options;
+  options.release = {"livecodebench-v6", "livecodebench/livecodebench_v6_prompts.jsonl", "livecodebench_v6_tests"};
+  return std::make_unique<LiveCodeBenchTask>(std::move(options));
+}
 
 }  // namespace kvbench::tasks

@@ -1,4 +1,5 @@
-// LiveCodeBench code generation (the 279-problem 2408-2502 "v5" window, QwQ's prompt file).
+// LiveCodeBench code generation from a QwQ-format prompt file: `livecodebench` (the 279-problem 2408-2502
+// "v5" window of QwQ's file) and `livecodebench-v6` (HF code_generation_lite release_v6 in that format).
 // Grading runs the last python block against the problem's tests in the sandbox; pass@1 needs those
 // tests, which the prompt file does not carry. Without them grade() scores 0 with
 // details {"graded": false}: the run still generates, but reports no pass@1.
@@ -11,10 +12,18 @@
 
 namespace kvbench::tasks {
 
+// Which release a task reads: its name, the default prompt file and the tests folder beside it.
+struct LiveCodeBenchRelease {
+  std::string task = "livecodebench";
+  std::string dataset = "livecodebench/livecodebench_v5_2408_2502_prompts.jsonl";
+  std::string tests_dir = "livecodebench_v5_tests";
+};
+
 struct LiveCodeBenchOptions {
+  LiveCodeBenchRelease release;
   // Holds the files each record's `tests.fname` names (QwQ's per-problem layout or a HF
   // code_generation_lite row per file; see graders/code_tests.h). Unset: $KVBENCH_LCB_TESTS,
-  // else `livecodebench_v5_tests/` beside the prompt file.
+  // else release.tests_dir beside the prompt file.
   std::optional<std::filesystem::path> tests_dir;
   graders::SandboxConfig sandbox;
 };
@@ -22,7 +31,7 @@ struct LiveCodeBenchOptions {
 class LiveCodeBenchTask : public Task {
  public:
   explicit LiveCodeBenchTask(LiveCodeBenchOptions options = {});
-  std::string name() const override { return "livecodebench"; }
+  std::string name() const override { return options_.release.task; }
   std::string default_dataset() const override;
   // record: question_id, contest_id, contest_date, test_type ("stdin" | "functional", from the
   // prompt's `class Solution` starter code), tests_fname, tests_md5, tests_file (absolute, or null
@@ -40,5 +49,6 @@ class LiveCodeBenchTask : public Task {
 };
 
 std::unique_ptr<Task> make_livecodebench_task();
+std::unique_ptr<Task> make_livecodebench_v6_task();
 
 }  // namespace kvbench::tasks

@@ -1,4 +1,5 @@
-// Qasper (AllenAI, qasper-{train,dev,test}-v0.3.json) and a LongBench-style subset of it.
+// Qasper (AllenAI, qasper-{train,dev,test}-v0.3.json) on the test split, and a LongBench-style subset of it.
+// The counter-causal paper's protocol (dev split) is `qasper-paper` (tasks/qasper_paper.cpp).
 //
 // `qasper`: one sample per question; the references are all annotators' answers, stringified as the
 // official qasper_evaluator.py does; score = SQuAD-normalised token F1, max over references (the
@@ -13,13 +14,14 @@
 //   sorted(q["question_id"] for p in data.values() for q in p["qas"])[:200]
 // Samples come in that order. Prompt: LongBench's config/dataset2prompt.json "qasper" template
 // verbatim; graded with qa_f1_score (max over answers, here one); 128 new tokens (dataset2maxlen.json).
+#include "tasks/qasper.h"
+
 #include <algorithm>
 #include <set>
 
 #include "common/error.h"
 #include "common/json_file.h"
 #include "tasks/graders/f1.h"
-#include "tasks/record_fields.h"
 #include "tasks/task_support.h"
 
 namespace kvbench::tasks {
@@ -80,38 +82,20 @@ std::string document_of(const json& paper, const RecordFields& where) {
 }
 
 Sample question_sample(const std::string& paper_id, const json& qa, const std::string& document,
-                       const RecordFields& where) {
+                       const QasperFormat& format, const RecordFields& where) {
   const json& annotations = where.array(qa, "answers");
   if (annotations.empty()) where.fail("field \"answers\" is empty");
   json references = json::array();
   for (std::size_t a = 0; a < annotations.size(); ++a) {
-    references.push_back(reference_of(annotations[a], where.nested(fmt::format("answer {}", a))));
+    references.push_back(format.reference(annotations[a], where.nested(fmt::format("answer {}", a))));
   }
   Sample sample;
   sample.id = where.string(qa, "question_id");
-  const std::string question = trimmed(where.string(qa, "question"));
+  const std::string stored = where.string(qa, "question");
+  const std::string question = format.trim_question ? trimmed(stored) : stored;
   sample.record = {{"id", sample.id}, {"paper_id", paper_id}, {"question", question}, {"references", references}};
   sample.inputs = {{"question", question}, {"document", document}};
   return sample;
-}
-
-// Every question of a Qasper file (a dict arXiv id → paper), papers in id order, questions in file order.
-std::vector<Sample> load_questions(const std::filesystem::path& path) {
-  const json papers = read_json_file(path);
-  if (!papers.is_object()) fail("{}: expected an object mapping paper ids to papers", path.string());
-  std::vector<Sample> samples;
-  std::set<std::string> ids;
-  for (const auto& [paper_id, paper] : papers.items()) {
-    const RecordFields paper_where(path, "paper " + paper_id);
-    const std::string document = document_of(paper, paper_where);
-    const json& questions = paper_where.array(paper, "qas");
-    for (std::size_t q = 0; q < questions.size(); ++q) {
-      const RecordFields where = paper_where.nested(fmt::format("question {}", q));
-      samples.push_back(question_sample(paper_id, questions[q], document, where));
-      require_new_id(ids, samples.back().id, fmt::format("{}: paper {}, question {}", path.string(), paper_id, q));
-    }
-  }
-  return samples;
 }
 
 std::vector<Sample> longbench_subset(std::vector<Sample> samples) {
@@ -124,6 +108,42 @@ std::vector<Sample> longbench_subset(std::vector<Sample> samples) {
   return samples;
 }
 
+// The official evaluator's references over LongBench-style documents.
+constexpr QasperFormat kOfficialFormat{reference_of, document_of, /*trim_question=*/true};
+
+}  // namespace
+
+std::vector<Sample> load_qasper(const std::filesystem::path& path, const QasperFormat& format) {
+  const json papers = read_json_file(path);
+  if (!papers.is_object()) fail("{}: expected an object mapping paper ids to papers", path.string());
+  std::vector<Sample> samples;
+  std::set<std::string> ids;
+  for (const auto& [paper_id, paper] : papers.items()) {
+    const RecordFields paper_where(path, "paper " + paper_id);
+    const std::string document = format.document(paper, paper_where);
+    const json& questions = paper_where.array(paper, "qas");
+    for (std::size_t q = 0; q < questions.size(); ++q) {
+      const RecordFields where = paper_where.nested(fmt::format("question {}", q));
+      samples.push_back(question_sample(paper_id, questions[q], document, format, where));
+      require_new_id(ids, samples.back().id, fmt::format("{}: paper {}, question {}", path.string(), paper_id, q));
+    }
+  }
+  return samples;
+}
+
+QasperReferences qasper_references(const Sample& sample) {
+  const RecordFields where(fmt::format("sample {}", sample.id), "record");
+  QasperReferences references;
+  for (const auto& reference : where.array(sample.record, "references")) {
+    references.answers.push_back(where.string(reference, "answer"));
+    references.types.push_back(where.string(reference, "type"));
+  }
+  if (references.answers.empty()) where.fail("field \"references\" is empty");
+  return references;
+}
+
+namespace {
+
 class Qasper : public Task {
  public:
   explicit Qasper(bool longbench) : longbench_(longbench) {}
@@ -132,7 +152,7 @@ class Qasper : public Task {
   std::string default_dataset() const override { return "qasper/qasper-test-v0.3.json"; }
 
   std::vector<Sample> load(const std::filesystem::path& path) const override {
-    auto samples = load_questions(path);
+    auto samples = load_qasper(path, kOfficialFormat);
     return longbench_ ? longbench_subset(std::move(samples)) : samples;
   }
 
@@ -145,14 +165,7 @@ class Qasper : public Task {
   }
 
   Grade grade(const Sample& sample, std::string_view output) const override {
-    const RecordFields where(fmt::format("sample {}", sample.id), "record");
-    std::vector<std::string> answers;
-    std::vector<std::string> types;
-    for (const auto& reference : where.array(sample.record, "references")) {
-      answers.push_back(where.string(reference, "answer"));
-      types.push_back(where.string(reference, "type"));
-    }
-    if (answers.empty()) where.fail("field \"references\" is empty");
+    const auto [answers, types] = qasper_references(sample);
     Grade grade;
     const std::string prediction = trimmed(output);
     if (!prediction.empty()) grade.pred = prediction;

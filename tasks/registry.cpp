@@ -10,16 +10,20 @@ namespace kvbench::tasks {
 
 // Factories defined in the task files.
 std::unique_ptr<Task> make_livecodebench_task();
+std::unique_ptr<Task> make_livecodebench_v6_task();
 std::unique_ptr<Task> make_math500_task();
 std::unique_ptr<Task> make_aime24_task();
 std::unique_ptr<Task> make_aime25_task();
 std::unique_ptr<Task> make_hmmt_feb_2025_task();
+std::unique_ptr<Task> make_hmmt_nov_2025_task();
 std::unique_ptr<Task> make_gpqa_diamond_task();
 std::unique_ptr<Task> make_longhealth_task();
 std::unique_ptr<Task> make_rare_fact_task();
 std::unique_ptr<Task> make_qasper_task();
 std::unique_ptr<Task> make_qasper_longbench_task();
+std::unique_ptr<Task> make_qasper_paper_task();
 std::unique_ptr<Task> make_locomo_task();
+std::unique_ptr<Task> make_locomo_paper_task();
 
 namespace {
 using Factory = std::function<std::unique_ptr<Task>()>;
@@ -28,16 +32,20 @@ using Factory = std::function<std::unique_ptr<Task>()>;
 const std::map<std::string, Factory>& factories() {
   static const std::map<std::string, Factory> table = {
       {"livecodebench", make_livecodebench_task},
+      {"livecodebench-v6", make_livecodebench_v6_task},
       {"math500", make_math500_task},
       {"aime24", make_aime24_task},
       {"aime25", make_aime25_task},
       {"hmmt-feb-2025", make_hmmt_feb_2025_task},
+      {"hmmt-nov-2025", make_hmmt_nov_2025_task},
       {"gpqa-diamond", make_gpqa_diamond_task},
       {"longhealth", make_longhealth_task},
       {"rare-fact", make_rare_fact_task},
       {"qasper", make_qasper_task},
       {"qasper-longbench", make_qasper_longbench_task},
+      {"qasper-paper", make_qasper_paper_task},
       {"locomo", make_locomo_task},
+      {"locomo-paper", make_locomo_paper_task},
   };
   return table;
 }

@@ -22,7 +22,7 @@ void list_command(const DatasetsOptions& o) {
   const std::filesystem::path root = o.root.empty() ? default_data_root() : std::filesystem::path(o.root);
   std::cout << fmt::format("datasets root {}\n", root.string());
   for (const auto& source : dataset_sources())
-    std::cout << fmt::format("  {:<14} {:<34} {}\n", source.name, to_string(dataset_status(root, source)),
+    std::cout << fmt::format("  {:<16} {:<34} {}\n", source.name, to_string(dataset_status(root, source)),
                              source.file);
 }
 
@@ -38,9 +38,12 @@ void fetch_command(const DatasetsOptions& o) {
       std::cout << fmt::format("{}: already present and verified in {}\n", source->name, root.string());
       continue;
     }
-    fetch_dataset(*source, root, o.mirror);
-    std::cout << fmt::format("{}: {} → {}\n", source->name, to_string(dataset_status(root, *source)),
-                             (root / source->file).string());
+    const std::string digest = fetch_dataset(*source, root, o.mirror);
+    const std::filesystem::path file = root / source->file;
+    std::cout << fmt::format("{}: {} → {}\n", source->name, to_string(dataset_status(root, *source)), file.string());
+    if (source->sha256.empty())
+      std::cout << fmt::format("{}: no published checksum; sha256 {} recorded in {}\n", source->name, digest,
+                               recorded_digest_path(file).string());
   }
 }
 

@@ -48,11 +48,25 @@ struct Cell {
   std::string published, measured, inside;
 };
 
-Cell cell(const RecipeTable& table, const std::vector<const JobResults*>& group, size_t expected,
-          const std::optional<std::optional<double>>& published) {
+std::string published_text(const PublishedValue& published, int digits) {
+  if (!published.value) return "–";
+  if (published.below) return fmt::format("< {:g}", *published.value);
+  return fmt::format("{:.{}f}", *published.value, digits);
+}
+
+// Whether the measured CI is consistent with the paper: a number inside the CI, a bound above the mean.
+std::string consistent(const PublishedValue& published, const Interval& ci, double mean_value) {
+  if (!published.value) return "";
+  if (published.below) return mean_value < *published.value ? "yes" : "no";
+  return *published.value >= ci.low && *published.value <= ci.high ? "yes" : "no";
+}
+
+Cell cell(const RecipeTable& table, const RecipeCell& row, const std::vector<const JobResults*>& group,
+          size_t expected, const std::optional<PublishedValue>& published) {
   Cell c;
   const int d = table.digits;
-  if (published) c.published = *published ? fmt::format("{:.{}f}", **published, d) : "–";
+  if (published) c.published = published_text(*published, d);
+  if (!row.reference.empty()) return {c.published, "reference: not run by kvbench", ""};
   if (expected == 0) return {c.published, "not in recipe", ""};
   if (table.metric == "peak_memory_gb") return {c.published, "not recorded by kvbench", ""};
   if (group.empty()) return {c.published, "missing", ""};
@@ -62,7 +76,7 @@ Cell cell(const RecipeTable& table, const std::vector<const JobResults*>& group,
   const double s = table.scale;
   c.measured = fmt::format("{:.{}f} [{:.{}f}, {:.{}f}]", mean(values) * s, d, ci.low * s, d, ci.high * s, d);
   if (group.size() < expected) c.measured += fmt::format(" ({} of {} files)", group.size(), expected);
-  if (published && *published) c.inside = **published >= ci.low * s && **published <= ci.high * s ? "yes" : "no";
+  if (published) c.inside = consistent(*published, {ci.low * s, ci.high * s}, mean(values) * s);
   return c;
 }
 
@@ -82,15 +96,16 @@ Table render_table(const Recipe& recipe, const RecipeTable& t, const std::vector
     for (const auto& column : t.columns) {
       std::vector<const JobResults*> group;
       size_t expected = 0;
-      for (size_t i = 0; i < recipe.jobs.size(); ++i) {
+      // A reference row has no jobs (its empty "where" would otherwise match them all).
+      for (size_t i = 0; i < recipe.jobs.size() && row.reference.empty(); ++i) {
         const json fields = match_fields(recipe.jobs[i]);
         if (!matches(t.where, fields) || !matches(row.where, fields) || !matches(column.where, fields)) continue;
         ++expected;
         if (results[i]) group.push_back(results[i]);
       }
       const auto published = t.published.find({row.name, column.name});
-      using Published = std::optional<std::optional<double>>;  // absent / "–" in the paper / a number
-      const Cell c = cell(t, group, expected, published == t.published.end() ? Published() : Published(published->second));
+      const Cell c = cell(t, row, group, expected,
+                          published == t.published.end() ? std::nullopt : std::optional(published->second));
       if (has_published) line.insert(line.end(), {c.published, c.measured, c.inside});
       else line.push_back(c.measured);
     }

@@ -1,6 +1,7 @@
 // A recipe's tables (run/recipe.h) in the paper's layout: per column the published value, the measured
-// value with its 95% bootstrap CI, and whether the published number lies inside that CI. A cell
-// whose jobs have no results file says "missing" (never 0); one with only some says how many it has.
+// value with its 95% bootstrap CI, and whether the published number lies inside that CI (a published bound
+// "< x": whether the measured mean is below it). A cell whose jobs have no results file says "missing"
+// (never 0); one with only some says how many it has; a reference row shows only the published values.
 #pragma once
 #include <vector>
 

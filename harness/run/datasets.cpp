@@ -89,6 +89,9 @@ const std::vector<DatasetSource>& dataset_sources() {
       {"hmmt_feb_2025", {"hmmt-feb-2025"}, "hmmt_feb_2025/test.jsonl",
        "46bfa490893db2575edb3e37e0737e2ecff729ee1354ff3bb990f420926f4f8a", "", "", "",
        "built from eth-sri/matharena 81f103e3 data/hmmt/hmmt_feb_2025"},
+      // Published only on HF (parquet), so neither a single file nor a checksum can be named from here.
+      {"hmmt_nov_2025", {"hmmt-nov-2025"}, "hmmt_nov_2025/test.jsonl", "", "", "", "",
+       "HF MathArena/hmmt_nov_2025 (30 problems, CC BY-NC-SA 4.0): its rows as JSON lines; unverified"},
       {"gpqa_diamond", {"gpqa-diamond"}, "gpqa_diamond/gpqa_diamond.zip",
        "dc8b4d7f4127da42940f855da29b3c38032c31204314ce62da4af3d9825599db", "", "", "",
        "the official idavidrein/gpqa dataset.zip also works (other bytes, so no checksum here): put it at this path"},
@@ -100,13 +103,18 @@ const std::vector<DatasetSource>& dataset_sources() {
        "https://qasper-dataset.s3.us-west-2.amazonaws.com/qasper-test-and-evaluator-v0.3.tgz",
        "72a52a41193e2838b8074f80ac074b94f956b84886c36a61c58a7df4171bdd72", "qasper-test-v0.3.json",
        "AllenAI's official test release"},
-      {"locomo", {"locomo"}, "locomo/locomo10.json", "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4",
+      {"qasper_dev", {"qasper-paper"}, "qasper/qasper-dev-v0.3.json", "",
+       "https://qasper-dataset.s3.us-west-2.amazonaws.com/qasper-train-dev-v0.3.tgz", "", "qasper-dev-v0.3.json",
+       "AllenAI's official train/dev release; unverified"},
+      {"locomo", {"locomo", "locomo-paper"}, "locomo/locomo10.json", "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4",
        "https://raw.githubusercontent.com/snap-research/LoCoMo/3eb6f2c585f5e1699204e3c3bdf7adc5c28cb376/data/"
        "locomo10.json", "", "", "snap-research/LoCoMo (CC BY-NC 4.0)"},
       {"livecodebench", {"livecodebench"}, "livecodebench/livecodebench_v5_2408_2502_prompts.jsonl",
        "6441538a8f5f4d598480315fb5b0b4ca47489bfb7d496972e290d06e39679905",
        "https://raw.githubusercontent.com/QwenLM/QwQ/620a5eadc89ff464d339367dd9c9973a93215c81/eval/data/"
        "livecodebench_v5.jsonl", "", "", "prompts only: the tests come from HF livecodebench/code_generation_lite"},
+      {"livecodebench_v6", {"livecodebench-v6"}, "livecodebench/livecodebench_v6_prompts.jsonl", "", "", "", "",
+       "HF livecodebench/code_generation_lite release_v6 in QwQ's prompt-file format (datasets/README.md); unverified"},
   };
   return sources;
 }
@@ -144,24 +152,29 @@ std::string sha256_of_file(const std::filesystem::path& file) {
   return hex;
 }
 
+std::filesystem::path recorded_digest_path(const std::filesystem::path& file) { return file.string() + ".sha256"; }
+
 DatasetStatus dataset_status(const std::filesystem::path& root, const DatasetSource& source) {
   const std::filesystem::path file = root / source.file;
   if (!std::filesystem::exists(file)) return DatasetStatus::Missing;
-  if (source.sha256.empty()) return DatasetStatus::Unverified;
-  return sha256_of_file(file) == source.sha256 ? DatasetStatus::Verified : DatasetStatus::Corrupt;
+  if (!source.sha256.empty())
+    return sha256_of_file(file) == source.sha256 ? DatasetStatus::Verified : DatasetStatus::Corrupt;
+  std::string recorded;
+  if (!(std::ifstream(recorded_digest_path(file)) >> recorded)) return DatasetStatus::Unverified;
+  return sha256_of_file(file) == recorded ? DatasetStatus::Unverified : DatasetStatus::Corrupt;
 }
 
 std::string to_string(DatasetStatus status) {
   switch (status) {
     case DatasetStatus::Missing: return "missing";
     case DatasetStatus::Verified: return "verified";
-    case DatasetStatus::Unverified: return "present (no checksum to verify)";
+    case DatasetStatus::Unverified: return "present (no published checksum)";
     case DatasetStatus::Corrupt: return "CHECKSUM MISMATCH";
   }
   return "?";
 }
 
-void fetch_dataset(const DatasetSource& source, const std::filesystem::path& root, const std::string& mirror) {
+std::string fetch_dataset(const DatasetSource& source, const std::filesystem::path& root, const std::string& mirror) {
   const bool from_archive = mirror.empty() && !source.member.empty();
   const std::string url = mirror.empty() ? source.url : mirror + "/" + source.file;
   if (url.empty())
@@ -179,8 +192,12 @@ void fetch_dataset(const DatasetSource& source, const std::filesystem::path& roo
     std::swap(downloaded.path, extracted.path);
   }
   require_checksum(downloaded.path, source.sha256, url);
+  const std::string digest = sha256_of_file(downloaded.path);
+  if (source.sha256.empty() && !(std::ofstream(recorded_digest_path(target)) << digest << "  " << target.filename().string() << "\n"))
+    fail("{}: cannot write", recorded_digest_path(target).string());
   std::filesystem::rename(downloaded.path, target);
   downloaded.path.clear();  // in place now: keep it
+  return digest;
 }
 
 }  // namespace kvbench

@@ -10,7 +10,7 @@
 namespace kvbench {
 
 struct DatasetSource {
-  std::string name;                // directory under the root, e.g. "math500"
+  std::string name;                // e.g. "math500" (its directory under the root, or that + a split)
   std::vector<std::string> tasks;  // tasks reading it
   std::string file;                // path under the root (a task's default_dataset())
   std::string sha256;              // of `file`; empty: no published checksum
@@ -29,13 +29,19 @@ std::filesystem::path default_fetch_root();
 
 std::string sha256_of_file(const std::filesystem::path& file);
 
-enum class DatasetStatus { Missing, Verified, Unverified, Corrupt };  // Unverified: no checksum known
+// Unverified: no published checksum (matching the digest recorded at fetch time, if any).
+enum class DatasetStatus { Missing, Verified, Unverified, Corrupt };
 DatasetStatus dataset_status(const std::filesystem::path& root, const DatasetSource& source);
 std::string to_string(DatasetStatus status);
 
+// Where `datasets fetch` records the sha256 it saw for a file without a published checksum
+// ("<file>.sha256", sha256sum's format), so later changes to the file show as a mismatch.
+std::filesystem::path recorded_digest_path(const std::filesystem::path& file);
+
 // Downloads `source` into `root` (from `mirror` + "/" + file when a mirror URL is given, e.g.
-// file:///data/kvbench-datasets), checks the sha256 and renames it into place. Throws kvbench::Error
-// naming the URL on download errors and checksum mismatches; nothing is left at the destination then.
-void fetch_dataset(const DatasetSource& source, const std::filesystem::path& root, const std::string& mirror);
+// file:///data/kvbench-datasets), checks the sha256 (or records it, when none is published) and renames
+// it into place; returns the file's sha256. Throws kvbench::Error naming the URL on download errors and
+// checksum mismatches; nothing is left at the destination then.
+std::string fetch_dataset(const DatasetSource& source, const std::filesystem::path& root, const std::string& mirror);
 
 }  // namespace kvbench

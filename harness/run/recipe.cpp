@@ -45,14 +45,28 @@ void require_known(const json& object, const std::set<std::string>& known, const
 std::vector<RecipeCell> parse_cells(const json& table, const std::string& name, const std::string& where) {
   const auto it = table.find(name);
   if (it == table.end() || !it->is_array() || it->empty()) fail("{}: field \"{}\" must be a non-empty list", where, name);
+  const bool rows = name == "rows";
   std::vector<RecipeCell> cells;
   for (size_t i = 0; i < it->size(); ++i) {
     const std::string at = fmt::format("{}.{}[{}]", where, name, i);
-    require_known((*it)[i], {"name", "where"}, at);
-    cells.push_back({text_field((*it)[i], "name", at), (*it)[i].value("where", json::object())});
+    const json& cell = (*it)[i];
+    require_known(cell, rows ? std::set<std::string>{"name", "where", "reference"} : std::set<std::string>{"name", "where"}, at);
+    cells.push_back({text_field(cell, "name", at), cell.value("where", json::object()),
+                     cell.contains("reference") ? text_field(cell, "reference", at) : ""});
     if (!cells.back().where.is_object()) fail("{}: field \"where\" must be an object of job fields", at);
+    if (cell.contains("reference") && (cells.back().reference.empty() || cell.contains("where")))
+      fail("{}: a reference row says why kvbench does not run it and has no \"where\"", at);
   }
   return cells;
+}
+
+// A number, null ("–") or {"below": number}.
+PublishedValue parse_published(const json& number, const std::string& where) {
+  if (number.is_null()) return {};
+  if (number.is_number()) return {number.get<double>()};
+  if (number.is_object() && number.size() == 1 && number.contains("below") && number["below"].is_number())
+    return {number["below"].get<double>(), true};
+  fail("{} must be a number, null or {{\"below\": number}} (got {})", where, number.dump());
 }
 
 const RecipeCell* find_cell(const std::vector<RecipeCell>& cells, const std::string& name) {
@@ -79,19 +93,19 @@ RecipeTable parse_table(const json& value, const std::string& where) {
     for (const auto& [column, number] : cells.items()) {
       if (!find_cell(t.columns, column))
         fail("{}: published column \"{}\" (row \"{}\") is not one of the table's columns", where, column, row);
-      if (!number.is_number() && !number.is_null())
-        fail("{}: published value of \"{}\" / \"{}\" must be a number or null (got {})", where, row, column, number.dump());
-      t.published[{row, column}] = number.is_null() ? std::nullopt : std::optional<double>(number.get<double>());
+      t.published[{row, column}] =
+          parse_published(number, fmt::format("{}: published value of \"{}\" / \"{}\"", where, row, column));
     }
   }
   return t;
 }
 
-// A published number that no job reproduces is a broken recipe, not a missing result.
+// A published number that no job reproduces is a broken recipe, not a missing result (reference rows
+// carry numbers kvbench does not reproduce).
 void check_published_cells(const Recipe& recipe, const RecipeTable& table, const std::string& where) {
-  for (const auto& [key, value] : table.published) {
-    if (!value) continue;
+  for (const auto& [key, published] : table.published) {
     const RecipeCell *row = find_cell(table.rows, key.first), *column = find_cell(table.columns, key.second);
+    if (!published.value || !row->reference.empty()) continue;
     bool found = false;
     for (const auto& job : recipe.jobs) {
       const json fields = match_fields(job);

@@ -11,9 +11,11 @@
 //                                                   peak_memory_gb)
 //       "scale": 100, "digits": 1,                 (measured × scale is in the paper's unit; shown digits)
 //       "where": {"J": 512},                       (job fields every cell's jobs share)
-//       "rows":    [{"name": "H2O", "where": {"policy": "h2o"}}, ...],
+//       "rows":    [{"name": "H2O", "where": {"policy": "h2o"}}, ...,
+//                   {"name": "DMS", "reference": "why kvbench does not run it"}],   (published values only)
 //       "columns": [{"name": "Qwen2.5-7B", "where": {"model": "Qwen/Qwen2.5-7B-Instruct"}}, ...],
-//       "published": {"H2O": {"Qwen2.5-7B": 76.2, "Llama-3.1-8B": null}}   (null: the paper gives "–")
+//       "published": {"H2O": {"Qwen2.5-7B": 76.2, "Llama-3.1-8B": null},   (null: the paper gives "–")
+//                     "importance": {"n=512": {"below": 1}}}             (the paper gives only a bound: "< 1")
 //     }]
 //   },
 //   "parts": [{"tag": "mlp", "scorer": "{model}/kvpop-mlp.safetensors", "base": {...}, "grid": {...}}]
@@ -37,6 +39,13 @@ namespace kvbench {
 struct RecipeCell {
   std::string name;
   json where;
+  std::string reference;  // rows only: non-empty = a published method kvbench does not run (why), no jobs
+};
+
+// A published cell: a number, "–" (nullopt: the paper has no value there), or an upper bound ("< 1").
+struct PublishedValue {
+  std::optional<double> value;
+  bool below = false;
 };
 
 struct RecipeTable {
@@ -45,7 +54,7 @@ struct RecipeTable {
   int digits = 3;
   json where = json::object();
   std::vector<RecipeCell> rows, columns;
-  std::map<std::pair<std::string, std::string>, std::optional<double>> published;  // (row, column)
+  std::map<std::pair<std::string, std::string>, PublishedValue> published;  // (row, column)
 };
 
 struct RecipeJob {

@@ -1,14 +1,13 @@
 #include "tasks/graders/f1.h"
 
-#include <libstemmer.h>
 #include <locale.h>
 #include <wctype.h>
 
 #include <algorithm>
-#include <memory>
 #include <unordered_map>
 
 #include "common/error.h"
+#include "tasks/graders/porter.h"
 #include "tokenizer/utf8.h"
 
 namespace kvbench::graders {
@@ -118,27 +117,6 @@ Tokens split_on_whitespace(const CodePoints& text) {
   return tokens;
 }
 
-struct StemmerDeleter {
-  void operator()(sb_stemmer* stemmer) const { sb_stemmer_delete(stemmer); }
-};
-
-// A libstemmer object is not thread-safe, so each thread gets its own.
-sb_stemmer* porter_stemmer() {
-  thread_local std::unique_ptr<sb_stemmer, StemmerDeleter> stemmer(sb_stemmer_new("porter", nullptr));
-  if (!stemmer) fail("libstemmer: cannot create the \"porter\" stemmer");
-  return stemmer.get();
-}
-
-std::string porter_stem(const std::string& word) {
-  // NLTK's PorterStemmer (which LoCoMo uses) returns words of at most two characters unchanged.
-  if (decode_utf8(word).size() <= 2) return word;
-  sb_stemmer* stemmer = porter_stemmer();
-  const sb_symbol* stem =
-      sb_stemmer_stem(stemmer, reinterpret_cast<const sb_symbol*>(word.data()), static_cast<int>(word.size()));
-  if (stem == nullptr) fail("libstemmer: out of memory while stemming \"{}\"", word);
-  return std::string(reinterpret_cast<const char*>(stem), static_cast<std::size_t>(sb_stemmer_length(stemmer)));
-}
-
 std::vector<std::string_view> split_on_comma(std::string_view text) {
   std::vector<std::string_view> parts;
   std::size_t begin = 0;
@@ -148,6 +126,33 @@ std::vector<std::string_view> split_on_comma(std::string_view text) {
   }
   parts.push_back(text.substr(begin));
   return parts;
+}
+
+// Python's not part.strip().
+bool is_blank(std::string_view part) {
+  const CodePoints text = decode_utf8(part);
+  return std::all_of(text.begin(), text.end(), is_python_whitespace);
+}
+
+std::vector<std::string_view> nonblank(std::vector<std::string_view> parts) {
+  parts.erase(std::remove_if(parts.begin(), parts.end(), is_blank), parts.end());
+  return parts;
+}
+
+// Mean over gold parts of the best F1 against any predicted part (0 without gold parts).
+double mean_best_part_f1(const std::vector<std::string_view>& predicted, const std::vector<std::string_view>& gold) {
+  if (gold.empty()) return 0.0;
+  // Each part is normalised and stemmed once, not once per pair: a degenerate prediction has 10^5 parts.
+  std::vector<Tokens> predicted_parts;
+  for (std::string_view part : predicted) predicted_parts.push_back(locomo_tokens(part));
+  double total = 0.0;
+  for (std::string_view gold_part : gold) {
+    const Tokens gold_tokens = locomo_tokens(gold_part);
+    double best = 0.0;
+    for (const Tokens& tokens : predicted_parts) best = std::max(best, token_f1(tokens, gold_tokens));
+    total += best;
+  }
+  return total / static_cast<double>(gold.size());
 }
 
 }  // namespace
@@ -179,20 +184,24 @@ double squad_f1(std::string_view prediction, std::string_view gold) {
   return token_f1(squad_tokens(prediction), squad_tokens(gold));
 }
 
-BestReference best_reference_f1(std::string_view prediction, const std::vector<std::string>& references) {
+BestReference best_reference(std::string_view prediction, const std::vector<std::string>& references,
+                             double (*f1)(std::string_view, std::string_view)) {
   if (references.empty()) fail("F1 grader: no reference answers to compare with");
-  const Tokens predicted = squad_tokens(prediction);
   BestReference best;
   for (std::size_t i = 0; i < references.size(); ++i) {
-    const double f1 = token_f1(predicted, squad_tokens(references[i]));
-    if (i == 0 || f1 > best.f1) best = {f1, i};
+    const double value = f1(prediction, references[i]);
+    if (i == 0 || value > best.f1) best = {value, i};
   }
   return best;
 }
 
+BestReference best_reference_f1(std::string_view prediction, const std::vector<std::string>& references) {
+  return best_reference(prediction, references, squad_f1);
+}
+
 Tokens locomo_tokens(std::string_view text) {
   Tokens tokens = normalized_tokens(text, {"a", "an", "the", "and"});
-  for (auto& token : tokens) token = porter_stem(token);
+  for (auto& token : tokens) token = encode_utf8(nltk_porter_stem(decode_utf8(token)));
   return tokens;
 }
 
@@ -201,18 +210,7 @@ double locomo_f1(std::string_view prediction, std::string_view gold) {
 }
 
 double locomo_multi_answer_f1(std::string_view prediction, std::string_view gold) {
-  // Each part is normalised and stemmed once, not once per pair: a degenerate prediction has 10^5 parts.
-  std::vector<Tokens> predicted_parts;
-  for (std::string_view part : split_on_comma(prediction)) predicted_parts.push_back(locomo_tokens(part));
-  const auto gold_parts = split_on_comma(gold);
-  double total = 0.0;
-  for (std::string_view gold_part : gold_parts) {
-    const Tokens gold_tokens = locomo_tokens(gold_part);
-    double best = 0.0;
-    for (const Tokens& predicted : predicted_parts) best = std::max(best, token_f1(predicted, gold_tokens));
-    total += best;
-  }
-  return total / static_cast<double>(gold_parts.size());
+  return mean_best_part_f1(split_on_comma(prediction), split_on_comma(gold));
 }
 
 bool locomo_abstains(std::string_view prediction) {
@@ -231,6 +229,33 @@ double locomo_score(int category, std::string_view prediction, std::string_view 
     case 5: return locomo_abstains(prediction) ? 1.0 : 0.0;
     default: fail("LoCoMo grader: unknown category {} (expected 1-5)", category);
   }
+}
+
+double locomo_paper_score(int category, std::string_view prediction, std::string_view gold) {
+  switch (category) {
+    case 1: return mean_best_part_f1(nonblank(split_on_comma(prediction)), nonblank(split_on_comma(gold)));
+    case 2:
+    case 3:
+    case 4: return locomo_f1(prediction, gold);
+    case 5: return locomo_abstains(prediction) ? 1.0 : 0.0;
+    default: fail("LoCoMo grader: unknown category {} (expected 1-5)", category);
+  }
+}
+
+Tokens qasper_paper_tokens(std::string_view text) {
+  Tokens tokens = split_on_whitespace(lowercase_without_punctuation(text));
+  if (!tokens.empty() && (tokens[0] == "unanswerable" || tokens[0] == "yes" || tokens[0] == "no")) {
+    tokens.resize(1);
+    return tokens;
+  }
+  tokens.erase(std::remove_if(tokens.begin(), tokens.end(),
+                              [](const std::string& t) { return t == "a" || t == "an" || t == "the"; }),
+               tokens.end());
+  return tokens;
+}
+
+double qasper_paper_f1(std::string_view prediction, std::string_view gold) {
+  return token_f1(qasper_paper_tokens(prediction), qasper_paper_tokens(gold));
 }
 
 }  // namespace kvbench::graders

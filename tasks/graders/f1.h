@@ -25,19 +25,22 @@ Tokens squad_tokens(std::string_view text);
 double token_f1(const Tokens& prediction, const Tokens& gold);
 
 // token_f1 over squad_tokens: LongBench's qa_f1_score and the per-reference F1 of Qasper's evaluator.
+// (token_f1 is also 2·common / (|p| + |g|), the form the counter-causal paper's code writes.)
 double squad_f1(std::string_view prediction, std::string_view gold);
 
 struct BestReference {
   double f1 = 0.0;
   std::size_t index = 0;  // the first reference reaching the maximum (the official evaluator's stable sort)
 };
+// max f1(prediction, reference) over references. Throws kvbench::Error when there are none.
+BestReference best_reference(std::string_view prediction, const std::vector<std::string>& references,
+                             double (*f1)(std::string_view prediction, std::string_view reference));
 // Qasper Answer-F1 of one question (and LongBench's max over answers): max squad_f1 over references.
-// Throws kvbench::Error when there are no references.
 BestReference best_reference_f1(std::string_view prediction, const std::vector<std::string>& references);
 
 // --- LoCoMo (snap-research/LoCoMo task_eval/evaluation.py) ---
-// SQuAD normalisation that also removes "and", then Porter stemming (libstemmer's "porter"; words of
-// at most two characters are left alone, as NLTK's PorterStemmer does).
+// SQuAD normalisation that also removes "and", then NLTK's Porter stemmer (graders/porter.h), as
+// evaluation.py stems.
 Tokens locomo_tokens(std::string_view text);
 // f1_score: token_f1 over locomo_tokens.
 double locomo_f1(std::string_view prediction, std::string_view gold);
@@ -49,5 +52,15 @@ bool locomo_abstains(std::string_view prediction);
 // The per-category rule: 1 multi-answer F1; 2, 4 F1; 3 F1 against the gold text before the first ';';
 // 5 abstention (gold ignored). Throws kvbench::Error for any other category.
 double locomo_score(int category, std::string_view prediction, std::string_view gold);
+
+// --- The counter-causal paper's code (issue "Recipes true to the papers", item 9) ---
+// LoCoMo as the paper scores it: 1 the comma rule with blank parts dropped on both sides (a prediction
+// without commas is one part; no gold part scores 0); 2, 3, 4 locomo_f1 against the whole gold (no ';'
+// cut for 3); 5 abstention. Throws kvbench::Error for any other category.
+double locomo_paper_score(int category, std::string_view prediction, std::string_view gold);
+// Qasper as the paper scores it: lowercase, ASCII punctuation removed, split on whitespace; when the first
+// token is "unanswerable", "yes" or "no" it is the only token, else the tokens "a", "an", "the" are dropped.
+Tokens qasper_paper_tokens(std::string_view text);
+double qasper_paper_f1(std::string_view prediction, std::string_view gold);
 
 }  // namespace kvbench::graders

@@ -2,7 +2,8 @@
 # `kvbench datasets fetch|list` against file:// mirrors of ../shared/datasets (no network here): the
 # fetched bytes equal the mirror's and their sha256 (sha256sum, not kvbench) is the one datasets/README.md
 # lists; a corrupted mirror gives a checksum-mismatch error and leaves nothing behind; a run then reads
-# the fetched root through $KVBENCH_DATA.
+# the fetched root through $KVBENCH_DATA. A dataset without a published checksum is fetched unverified, its
+# sha256 printed and recorded beside it, and a later change to it shows as a mismatch.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
 demo_model
@@ -14,6 +15,23 @@ expect_error "aime25: no single file to download" kvbench datasets fetch aime25 
 expect_error "unknown dataset \"nosuch\"" kvbench datasets fetch nosuch --root "$work/root3"
 expect_error "model directory $work/nomodel does not exist" kvbench run --model "$work/nomodel" --task math500
 grep -q "huggingface-cli download" "$work/err" || fail "no download hint for a missing model"
+
+# HMMT Nov 2025 has no published checksum: fetched from a mirror as it comes, the digest it saw recorded.
+mkdir -p "$work/mirror/hmmt_nov_2025"
+printf '{"problem_idx": 1, "problem": "Compute $1+1$.", "answer": "2"}\n' > "$work/mirror/hmmt_nov_2025/test.jsonl"
+sum=$(sha256sum "$work/mirror/hmmt_nov_2025/test.jsonl" | cut -d' ' -f1)
+expect_error "hmmt_nov_2025: no single file to download" kvbench datasets fetch hmmt-nov-2025 --root "$work/root4"
+kvbench datasets fetch hmmt-nov-2025 --mirror "file://$work/mirror" --root "$work/root4" > "$work/nov.log"
+grep -q "^hmmt_nov_2025: no published checksum; sha256 $sum recorded in $work/root4/hmmt_nov_2025/test.jsonl.sha256$" \
+  "$work/nov.log" || { cat "$work/nov.log"; fail "hmmt_nov_2025: the digest seen is not printed and recorded"; }
+(cd "$work/root4/hmmt_nov_2025" && sha256sum --quiet -c test.jsonl.sha256) || fail "recorded digest: not sha256sum's format"
+kvbench datasets list --root "$work/root4" | grep -Eq "^  hmmt_nov_2025 +present \(no published checksum\)" \
+  || fail "list: unverified hmmt_nov_2025"
+KVBENCH_DATA="$work/root4" kvbench run --model "$model" --task hmmt-nov-2025 --policy full --limit 1 --max-new 2 --quiet \
+  --out "$work/nov.h5" > /dev/null 2> "$work/nov.err" || { cat "$work/nov.err"; fail "run on the fetched hmmt-nov-2025"; }
+echo >> "$work/root4/hmmt_nov_2025/test.jsonl"
+kvbench datasets list --root "$work/root4" | grep -Eq "^  hmmt_nov_2025 +CHECKSUM MISMATCH" \
+  || fail "list: a changed unverified file"
 
 # The rest fetches from ../shared/datasets, whose bytes datasets/README.md's checksums name: skipped without it.
 shared=${KVBENCH_SHARED:-}

@@ -27,11 +27,16 @@ for name in Qwen2.5-3B-Instruct Qwen2.5-7B-Instruct Qwen2.5-14B-Instruct Llama-3
   ln -s "$work/standin" "$work/models/$name"
 done
 
-# Datasets: the staged ones in place; small fixtures in the published formats for the long-context ones.
-mkdir -p "$work/data/longhealth" "$work/data/qasper" "$work/data/locomo"
-for d in math500 aime24 aime25 hmmt_feb_2025 gpqa_diamond livecodebench; do ln -s "$shared/datasets/$d" "$work/data/$d"; done
+# Datasets: the staged ones in place; small fixtures in the published formats for the long-context ones and
+# for those not staged (Qasper's dev split, HMMT Nov 2025, LiveCodeBench v6: two v5 records in its format).
+mkdir -p "$work/data/longhealth" "$work/data/qasper" "$work/data/locomo" "$work/data/hmmt_nov_2025" "$work/data/livecodebench"
+for d in math500 aime24 aime25 hmmt_feb_2025 gpqa_diamond; do ln -s "$shared/datasets/$d" "$work/data/$d"; done
+lcb=livecodebench/livecodebench_v5_2408_2502_prompts.jsonl
+ln -s "$shared/datasets/$lcb" "$work/data/$lcb"
+head -n 2 "$shared/datasets/$lcb" > "$work/data/livecodebench/livecodebench_v6_prompts.jsonl"
+printf '{"problem_idx": 1, "problem": "Compute $2+3$.", "answer": "5"}\n' > "$work/data/hmmt_nov_2025/test.jsonl"
 ln -s "$here/../data/longhealth_fixture.json" "$work/data/longhealth/benchmark_v5.json"
-cat > "$work/data/qasper/qasper-test-v0.3.json" <<'JSON'
+cat > "$work/data/qasper/qasper-dev-v0.3.json" <<'JSON'
 {"1234.5678": {"title": "A tiny paper", "abstract": "We count sheep in a meadow.",
   "full_text": [{"section_name": "Method", "paragraphs": ["Sheep were counted twice, at dawn and at dusk."]}],
   "figures_and_tables": [],
@@ -90,12 +95,16 @@ bad "bad.json: recipe.tables\[0\]: field \"metric\" must be one of" "r['recipe']
 bad "bad.json: recipe.tables\[0\]: published column \"Qwen9\"" "r['recipe']['tables'][0]['published']['H2O']['Qwen9'] = 1"
 bad "no job of the recipe matches the published cell \"H2O\" / \"Qwen2.5-14B\"" "r['grid']['policy'].remove('h2o')"
 bad "bad.json: recipe: unknown field \"notes\"" "r['recipe']['notes'] = 'x'"
+bad "rows\[6\]: a reference row says why kvbench does not run it and has no \"where\"" \
+  "r['recipe']['tables'][0]['rows'].append({'name': 'DMS', 'reference': 'retrofit', 'where': {'policy': 'full'}})"
+bad "published value of \"H2O\" / \"Qwen2.5-7B\" must be a number, null or {\"below\": number}" \
+  "r['recipe']['tables'][0]['published']['H2O']['Qwen2.5-7B'] = {'above': 1}"
 bad "unknown dataset \"math5000\"" "r['recipe']['datasets'] = ['math5000']"
 
 # The measured benchmark behind the cost estimate, on one recipe (at J = 4096 it costs minutes on a CPU).
 kvbench sweep --config "$recipes/counter-causal-table2-math500.json" "${common[@]}" --dry-run > table2.bench
-grep -q "^total: 20 samples, .* estimated .* for 20 of 20 jobs" table2.bench || { cat table2.bench; fail "cost estimate"; }
-[[ $(grep -c "bench .*J=512 h=256 on cpu: prefill .* tok/s, decode .* tok/s, refresh .* ms" table2.bench) -eq 20 ]] \
+grep -q "^total: 24 samples, .* estimated .* for 24 of 24 jobs" table2.bench || { cat table2.bench; fail "cost estimate"; }
+[[ $(grep -c "bench .*J=512 h=256 on cpu: prefill .* tok/s, decode .* tok/s, refresh .* ms" table2.bench) -eq 24 ]] \
   || { cat table2.bench; fail "one benchmark per model × policy"; }
 
 published=0
@@ -116,9 +125,15 @@ import json, sys
 r = json.load(open(sys.argv[1]))['recipe']
 print(sum(v is not None for t in r['tables'] for row in t.get('published', {}).values() for v in row.values()))" "$recipe")))
 done
-# The published numbers: counter-causal Table 1: 4 latencies + 2 s/sample + 3 memory; Table 2: 4 + 3 (H2O
-# on Llama is "–") + 1 + 1; Table 3: 5 + 2. KVpop Table 1: 2 + 2 + 2 + 4; Table 2: 2 + 4 + 2. In all 43.
-[[ $published -eq 43 ]] || fail "expected 43 published numbers over the recipes, found $published"
+# The published numbers (each checked against the notes by recipes_published.sh): counter-causal Table 1:
+# 4 latencies + 4 bounds ("under 1 ms") + 3 s/sample + 3 memory; Table 2: 4 + 3 (H2O on Llama is "–") + 1 + 1;
+# Table 3: 5 + 2. KVpop Table 1: 2 + 2 + 2 + 4 + 2 DMS (reference); Table 2: 2 + 4 + 2 + 2 DMS. In all 52.
+[[ $published -eq 52 ]] || fail "expected 52 published numbers over the recipes, found $published"
+# A bound is shown as such; a reference row shows its published values and no measurement.
+grep -q "| H2O | < 1 | " counter-causal-table1-latency.md \
+  || { cat counter-causal-table1-latency.md; fail "Table 1: the < 1 ms bound"; }
+grep -q "| DMS | 0.43 | reference: not run by kvbench |  | 0.41 | reference: not run by kvbench |  | " kvpop-table1-math.md \
+  || { cat kvpop-table1-math.md; fail "KVpop Table 1: the DMS reference row"; }
 
 # A published number sits beside its measured cell; a cell without results says missing, not 0.
 grep -q "| counter-causal | 60.2 | " counter-causal-table2-math500.md || { cat counter-causal-table2-math500.md; fail "Table 2 layout"; }

@@ -157,3 +157,93 @@ TEST_CASE("locomo: bad input names the file and the record", "[tasks][locomo]") 
   CHECK(samples[0].id == "conv-x/q0");
   CHECK(samples[0].inputs.at("conversation") == "Session 1 (9:00 am on 1 May, 2023):\nAnn: Hi");
 }
+
+namespace {
+
+// A hand-written conversation in the official format: sessions out of key order, session 10 without a
+// date, an image turn, Bob speaking first although he is speaker_b; QA items of categories 2 (a numeric
+// answer), 1, 5 and 3.
+const char* const kPaperFixture = R"([{"sample_id": "conv-p", "conversation": {"speaker_a": "Ann", "speaker_b": "Bob",
+  "session_2_date_time": "2:00 pm on 2 May, 2023",
+  "session_2": [{"speaker": "Ann", "dia_id": "D2:1", "text": "I moved to Oslo in 2022."}],
+  "session_10": [{"speaker": "Cy", "dia_id": "D10:1", "text": "Hello both."}],
+  "session_1_date_time": "1:00 pm on 1 May, 2023",
+  "session_1": [{"speaker": "Bob", "dia_id": "D1:1", "text": "Hi Ann!"},
+                {"speaker": "Ann", "dia_id": "D1:2", "text": "Look at my cat.", "img_url": ["u"],
+                 "blip_caption": "a photo of a grey cat", "query": "cat"}],
+  "session_11_date_time": "9:00 am on 9 May, 2023"},
+  "qa": [{"question": "When did Ann move to Oslo?", "answer": 2022, "evidence": ["D2:1"], "category": 2},
+         {"question": "Which pets are mentioned?", "answer": "cats, dogs, birds", "evidence": [], "category": 1},
+         {"question": "What is Bob's dog called?", "adversarial_answer": "Rex", "evidence": [], "category": 5},
+         {"question": "Where does Ann live?", "answer": "Oslo; she moved there", "evidence": [], "category": 3}]},
+ {"sample_id": "conv-q", "conversation": {"speaker_a": "Dee", "speaker_b": "Eve",
+  "session_1": [{"speaker": "Dee", "dia_id": "D1:1", "text": "Alone here."}]},
+  "qa": [{"question": "Who is here?", "answer": "Dee", "evidence": [], "category": 4}]}])";
+
+std::vector<Sample> paper_fixture_samples() {
+  const auto path = kvbench::testing::write_temp("kvbench_locomo_paper.json", kPaperFixture);
+  auto samples = make_task("locomo-paper")->load(path);
+  std::filesystem::remove(path);
+  return samples;
+}
+
+}  // namespace
+
+TEST_CASE("locomo-paper prompt: the paper's strings byte for byte", "[tasks][locomo]") {
+  const auto samples = paper_fixture_samples();
+  REQUIRE(samples.size() == 5);
+  auto task = make_task("locomo-paper");
+  const std::string conversation =
+      "[1:00 pm on 1 May, 2023]\nBob: Hi Ann!\nAnn: Look at my cat. [shared image: a photo of a grey cat]\n"
+      "[2:00 pm on 2 May, 2023]\nAnn: I moved to Oslo in 2022.\nCy: Hello both.";
+  const std::string system =
+      "You are an AI assistant tasked with analyzing a conversation between Bob and Ann. Based on the provided "
+      "conversation sessions, answer the question accurately. Focus on recalling past facts, user preferences, and "
+      "temporal relationships. Answer the question using exact words from the conversation when possible.";
+  const Prompt temporal = task->prompt(samples[0]);
+  CHECK(temporal.raw == system + "\n\nInput: " + conversation + "\n\nQuestion: When did Ann move to Oslo?\nAnswer:");
+  CHECK(temporal.system_text == system);
+  const Prompt adversarial = task->prompt(samples[2]);
+  CHECK(adversarial.raw == system + "\n\nInput: " + conversation +
+                               "\n\nIf the answer cannot be found in the conversation, respond with \"no information "
+                               "available\".\nQuestion: What is Bob's dog called?\nAnswer:");
+  // One speaker only: the second is "Person B"; a session without a date has no date line.
+  CHECK(task->prompt(samples[4]).raw ==
+        "You are an AI assistant tasked with analyzing a conversation between Dee and Person B. Based on the provided "
+        "conversation sessions, answer the question accurately. Focus on recalling past facts, user preferences, and "
+        "temporal relationships. Answer the question using exact words from the conversation when possible.\n\n"
+        "Input: Dee: Alone here.\n\nQuestion: Who is here?\nAnswer:");
+  CHECK(task->defaults().max_new_tokens == 32);
+}
+
+TEST_CASE("locomo-paper grade: the whole stripped generation, numbers, commas, abstentions", "[tasks][locomo]") {
+  const auto samples = paper_fixture_samples();
+  REQUIRE(samples.size() == 5);
+  auto paper = make_task("locomo-paper");
+  auto longbench = make_task("locomo");
+  // Numeric gold 2022, stored as its string.
+  CHECK(samples[0].record.at("answer") == "2022");
+  Grade grade = paper->grade(samples[0], "  2022\n");
+  CHECK(grade.score == 1.0);
+  CHECK(*grade.pred == "2022");
+  // Multi-line: the paper scores every line ({in, 2022, question, where} against {2022}); locomo the first.
+  grade = paper->grade(samples[0], "In 2022.\nQuestion: where?");
+  CHECK(grade.score == Approx(2.0 * 1 / (4 + 1)));
+  CHECK(*grade.pred == "In 2022.\nQuestion: where?");
+  CHECK(longbench->grade(samples[0], "In 2022.\nQuestion: where?").score == Approx(2.0 / 3.0));
+  // A stored record whose gold is a JSON number (as `kvbench grade` reads one) is graded as its string.
+  Sample numeric = samples[0];
+  numeric.record["answer"] = 2022;
+  CHECK(paper->grade(numeric, "2022").score == 1.0);
+  CHECK(longbench->grade(numeric, "2022").score == 1.0);
+  // Category 1: a generation without commas is one part.
+  CHECK(paper->grade(samples[1], "dogs\ncats").score == Approx(4.0 / 9.0));
+  CHECK(paper->grade(samples[1], "cats, dogs, birds,").score == 1.0);
+  // Category 5: the abstention phrases anywhere in the generation.
+  CHECK(paper->grade(samples[2], "Rex.\nActually, no information available.").score == 1.0);
+  CHECK(paper->grade(samples[2], "Rex").score == 0.0);
+  CHECK(paper->grade(samples[2], "\n\n").pred == std::nullopt);
+  // Category 3 against the whole gold, no cut at ';'.
+  CHECK(paper->grade(samples[3], "Oslo").score == Approx(2.0 * 1 / (1 + 4)));
+  CHECK(longbench->grade(samples[3], "Oslo").score == 1.0);
+}

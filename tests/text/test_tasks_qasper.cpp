@@ -208,3 +208,80 @@ TEST_CASE("qasper: bad input names the file and the record", "[tasks][qasper]") 
   CHECK_THAT(load_error("kvbench_qasper_truncated.json", ok.substr(0, ok.size() / 2)), Catch::Contains("byte"));
   CHECK_THAT(load_error("kvbench_qasper_list.json", "[]"), Catch::Contains("expected an object"));
 }
+
+namespace {
+
+// A hand-written dev-format file: a named section with two paragraphs, one with an empty name and one with
+// a null name; a question with its trailing space; every kind of annotation; a paper without sections.
+const char* const kPaperFixture = R"({
+ "2001.00002": {"title": "Counting sheep", "abstract": "We count sheep.",
+  "full_text": [{"section_name": "Introduction", "paragraphs": ["P1", "P2"]},
+                {"section_name": "", "paragraphs": ["Unheaded."]},
+                {"section_name": null, "paragraphs": ["Null-named.", ""]}],
+  "figures_and_tables": [],
+  "qas": [{"question": "How many sheep? ", "question_id": "q-kinds", "answers": [
+     {"answer": {"unanswerable": true, "extractive_spans": [], "yes_no": null, "free_form_answer": "", "evidence": [], "highlighted_evidence": []}},
+     {"answer": {"unanswerable": false, "extractive_spans": ["span one", "span two"], "yes_no": null, "free_form_answer": "", "evidence": [], "highlighted_evidence": []}},
+     {"answer": {"unanswerable": false, "extractive_spans": ["ignored"], "yes_no": false, "free_form_answer": "", "evidence": [], "highlighted_evidence": []}},
+     {"answer": {"unanswerable": false, "extractive_spans": [], "yes_no": null, "free_form_answer": "Free form.", "evidence": [], "highlighted_evidence": []}},
+     {"answer": {"unanswerable": false, "extractive_spans": [], "yes_no": null, "free_form_answer": "", "evidence": [], "highlighted_evidence": []}}]},
+   {"question": "Is it good?", "question_id": "q-yes", "answers": [
+     {"answer": {"unanswerable": false, "extractive_spans": [], "yes_no": true, "free_form_answer": "", "evidence": [], "highlighted_evidence": []}}]}]},
+ "2001.00001": {"title": "Empty", "abstract": "A.", "full_text": [], "figures_and_tables": [],
+  "qas": [{"question": "Why?", "question_id": "q-empty", "answers": [
+     {"answer": {"unanswerable": false, "extractive_spans": ["the span one span two"], "yes_no": null, "free_form_answer": "", "evidence": [], "highlighted_evidence": []}}]}]}})";
+
+const char* const kPaperInstruction =
+    "You are an expert researcher. Read the following scientific paper carefully. Answer the user's question based "
+    "only on the provided text. Responses can be extractive, abstractive or yes/no.\n\n1. Identify the relevant "
+    "paragraphs, tables, or figures (Evidence).\n2. Formulate an answer based on the evidence.\n3. If the answer "
+    "cannot be found in the text, respond with \"Unanswerable\".\n\n";
+
+std::vector<Sample> paper_samples() {
+  const auto path = write_temp("kvbench_qasper_paper.json", kPaperFixture);
+  auto samples = make_task("qasper-paper")->load(path);
+  std::filesystem::remove(path);
+  return samples;
+}
+
+}  // namespace
+
+TEST_CASE("qasper-paper: dev split, the paper's prompt byte for byte and its references", "[tasks][qasper]") {
+  auto task = make_task("qasper-paper");
+  CHECK(task->default_dataset() == "qasper/qasper-dev-v0.3.json");
+  const auto samples = paper_samples();
+  REQUIRE(samples.size() == 3);
+  CHECK(samples[0].id == "q-empty");  // papers in id order
+  CHECK(task->prompt(samples[0]).raw ==
+        std::string(kPaperInstruction) + "Title: Empty\n\nAbstract:\nA.\n\nQuestion: Why?\n\nAnswer:");
+  const Prompt kinds = task->prompt(samples[1]);
+  CHECK(kinds.raw == std::string(kPaperInstruction) +
+                         "Title: Counting sheep\n\nAbstract:\nWe count sheep.\n\nIntroduction:\nP1\nP2\n\nUnheaded.\n\n"
+                         "Null-named.\n\n\nQuestion: How many sheep? \n\nAnswer:");
+  CHECK(kinds.system_text + "\n\n" == kPaperInstruction);
+  CHECK(samples[1].record.at("references") == kvbench::json::parse(R"([{"answer": "unanswerable", "type": "none"},
+      {"answer": "span one span two", "type": "extractive"}, {"answer": "no", "type": "boolean"},
+      {"answer": "Free form.", "type": "abstractive"}, {"answer": "unanswerable", "type": "none"}])"));
+  CHECK(task->defaults().max_new_tokens == 128);
+}
+
+TEST_CASE("qasper-paper grade: max over references on the whole stripped generation", "[tasks][qasper]") {
+  auto task = make_task("qasper-paper");
+  const auto samples = paper_samples();
+  REQUIRE(samples.size() == 3);
+  // "Yes, because ..." is just "yes"; several lines are one generation.
+  Grade grade = task->grade(samples[2], "Yes, because the paper says so.\nMore text.");
+  CHECK(grade.score == 1.0);
+  CHECK(*grade.pred == "Yes, because the paper says so.\nMore text.");
+  CHECK(task->grade(samples[2], "It is, yes.").score == Approx(2.0 * 1 / (3 + 1)));
+  // Abstention matches the unanswerable references; "No." matches the yes_no one.
+  grade = task->grade(samples[1], " Unanswerable.\n");
+  CHECK(grade.score == 1.0);
+  CHECK(grade.details.at("best_type") == "none");
+  CHECK(task->grade(samples[1], "No.").details.at("best_type") == "boolean");
+  // Spans joined by a space, articles dropped, numbers as tokens: {span, one} against {span, one, span, two}.
+  grade = task->grade(samples[0], "The span one");
+  CHECK(grade.score == Approx(2.0 * 2 / (2 + 4)));
+  CHECK(task->grade(samples[0], "").pred == std::nullopt);
+  CHECK(task->grade(samples[1], "3,044 sheep").score == 0.0);
+}

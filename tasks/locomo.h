@@ -1,0 +1,32 @@
+// LoCoMo (snap-research/LoCoMo data/locomo10.json): the loader and gold answers that both LoCoMo tasks
+// share — `locomo` (LongBench-style, tasks/locomo.cpp) and `locomo-paper` (the counter-causal paper's
+// protocol, tasks/locomo_paper.cpp); they differ in prompt, context layout and scoring.
+#pragma once
+#include <filesystem>
+#include <vector>
+
+#include "tasks/record_fields.h"
+#include "tasks/task.h"
+
+namespace kvbench::tasks {
+
+constexpr int kLocomoAdversarialCategory = 5;
+
+// A task's layout of one conversation object: the prompt inputs every QA item over it shares.
+using LocomoInputs = json (*)(const json& conversation, const RecordFields& where);
+
+// Session numbers N of the conversation's "session_N" lists, ascending (a key sort would put 10 before 2).
+// Some conversations have date_time entries for sessions that do not exist; those are ignored.
+std::vector<int> locomo_session_numbers(const json& conversation);
+
+// One sample per QA item, id "<sample_id>/q<index>". record {id, conversation_id, question, category,
+// answer (a number as its decimal string), adversarial_answer (category 5)}; inputs = inputs_of(the
+// conversation) + {question}.
+std::vector<Sample> load_locomo(const std::filesystem::path& path, LocomoInputs inputs_of);
+
+// The record's category and its gold answer: "" for category 5 (scored by abstention, not against a gold);
+// a numeric answer (2022) is scored as its string, as Python's str(answer).
+int locomo_category(const Sample& sample);
+std::string locomo_gold(const Sample& sample);
+
+}  // namespace kvbench::tasks
