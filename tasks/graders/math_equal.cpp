@@ -81,8 +81,13 @@ std::string lowercase(std::string_view text) {
   return out;
 }
 
+bool is_integer_text(std::string_view text);
+std::string canonical_integer(std::string_view text);
+
 bool scalars_equal(const std::string& a, const std::string& b) {
   if (a == b) return true;
+  // Integers are exact: 1250001 is not 1250000, though within the relative tolerance.
+  if (is_integer_text(a) && is_integer_text(b)) return canonical_integer(a) == canonical_integer(b);
   if (is_word(a) && is_word(b)) return lowercase(a) == lowercase(b);
   auto x = parse_expression(a), y = parse_expression(b);
   return x && y && expressions_equal(*x, *y);
@@ -184,6 +189,8 @@ std::optional<Answer> parse_matrix(const std::string& text) {
   std::string body = text.substr(body_start, text.rfind("\\end{") - body_start);
   Answer matrix;
   matrix.kind = Answer::Matrix;
+  if (text.compare(7, 7, "vmatrix") == 0 || text.compare(7, 7, "Vmatrix") == 0)
+    matrix.open = '|';  // bars are a determinant (or norm), not the matrix
   for (std::string& row : split_top_level(body, "\\\\")) {
     if (row.empty()) continue;  // a trailing "\\" before \end
     matrix.rows.push_back(split_top_level(row, "&"));
@@ -245,7 +252,7 @@ bool answers_equal(const Answer& a, const Answer& b) {
   if (a.kind == Answer::Scalar && b.kind == Answer::Scalar) return scalars_equal(a.items[0], b.items[0]);
   if (a.kind == Answer::Union && b.kind == Answer::Union) return unordered_equal(a.parts, b.parts, answers_equal);
   if (a.kind == Answer::Matrix && b.kind == Answer::Matrix) {
-    if (a.rows.size() != b.rows.size()) return false;
+    if (a.rows.size() != b.rows.size() || a.open != b.open) return false;
     for (std::size_t r = 0; r < a.rows.size(); ++r)
       if (!items_in_order_equal(a.rows[r], b.rows[r])) return false;
     return true;

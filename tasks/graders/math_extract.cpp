@@ -81,6 +81,8 @@ std::string answer_after_phrase(std::string_view rest) {
     std::string_view opener(open);
     if (text.compare(0, opener.size(), opener) != 0) continue;
     std::size_t end = text.find(close, opener.size());
+    while (end != std::string::npos && text[end - 1] == '\\' && close[0] == '$')  // "\$18.90" is a dollar sign
+      end = text.find(close, end + 1);
     if (end != std::string::npos) return trim(std::string_view(text).substr(opener.size(), end - opener.size()));
   }
   std::size_t end = text.find('\n');
@@ -112,7 +114,33 @@ std::optional<std::string> last_boxed(std::string_view text) {
 
 bool has_complete_boxed(std::string_view text) { return last_complete_box(text, /*final=*/false).has_value(); }
 
+namespace {
+
+// Text whose every backslash is doubled ("\\boxed{\\frac{1}{2}}": an output JSON-escaped once more than it
+// should be) with single ones; nullopt for ordinary LaTeX, where a command has a single backslash.
+std::optional<std::string> undo_json_escaping(std::string_view text) {
+  bool doubled_command = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\\') continue;
+    std::size_t run = text.find_first_not_of('\\', i);
+    if (run == std::string_view::npos) run = text.size();
+    if ((run - i) % 2 != 0) return std::nullopt;
+    doubled_command = doubled_command || (run < text.size() && std::isalpha(static_cast<unsigned char>(text[run])));
+    i = run - 1;
+  }
+  if (!doubled_command) return std::nullopt;
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    out += text[i];
+    if (text[i] == '\\') ++i;  // keep one of each pair
+  }
+  return out;
+}
+
+}  // namespace
+
 std::optional<std::string> extract_math_answer(std::string_view text) {
+  if (auto unescaped = undo_json_escaping(text)) return extract_math_answer(*unescaped);
   if (auto boxed = last_boxed(text)) return boxed;
   return answer_phrase(text);
 }

@@ -164,18 +164,26 @@ namespace math_detail {
 
 std::string clean_math_answer(std::string_view latex) {
   static const Regex choice_letter(R"(^\(([A-Za-z])\)$)");
+  // Answers joined by "and" are a list: "-2 \text{ and } 1", "3 and 5" (as math_verify reads them).
+  static const Regex text_and(R"(\\(?:text|mbox|textrm|mathrm)\s*\{\s*and\s*\})");
+  static const Regex plain_and(R"((?<=[\d})])\s+and\s+(?=[-\d\\(\[{]))");
   std::string text = unwrap_whole_box(trim(ascii_math(std::string(latex))));
+  // (A marker until the numbers are canonical, so "58 and 500" does not read as 58,500.)
+  text = plain_and.replace_all(text_and.replace_all(text, "\x01"), "\x01");
   text = drop_typesetting(text);
   text = drop_plain_units(trim(resolve_text_groups(text)));
   text = brace_arguments(drop_spaces(text));
   text = settle_chains(strip_enclosing_braces(text));
   while (!text.empty() && (text.back() == '.' || text.back() == ',')) text.pop_back();
-  text = canonical_numbers(text);
+  text = replace_literal(canonical_numbers(text), "\x01", ",");
   return choice_letter.replace_all(text, "$1");
 }
 
 std::string strip_variable_prefix(std::string_view answer) {
-  static const Regex prefix(R"(^(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?(?:=|\\in(?![a-zA-Z])))");
+  // A named variable or function ("x =", "f(x) =", "x \in"), or a labelled tuple ("(p,q) =").
+  static const Regex prefix(
+      R"(^(?:(?:[a-zA-Z]|\\[a-zA-Z]+)(?:_\{?\w+\}?)?(?:\([a-zA-Z]\))?(?:=|\\in(?![a-zA-Z]))|)"
+      R"(\((?:[a-zA-Z](?:_\{?\w+\}?)?,)+[a-zA-Z](?:_\{?\w+\}?)?\)=))");
   auto spans = prefix.find_all(answer);
   if (spans.empty()) return std::string(answer);
   std::string_view rest = answer.substr(spans.front().second);

@@ -196,3 +196,27 @@ TEST_CASE("MATH500: each gold equals itself and its solution's last box", "[math
   INFO(boxed_agree << "/" << records << " agree; disagreements:\n" << disagreements.str());
   CHECK(boxed_agree * 100 >= records * 98);
 }
+
+TEST_CASE("Grader fixes found against math-verify (tests/peers/README.md)", "[math]") {
+  // An output JSON-escaped once too often: every backslash doubled.
+  CHECK(extract_math_answer(R"(The answer is $\\boxed{\\frac{14}{3}}$.)") == R"(\frac{14}{3})");
+  CHECK(extract_math_answer(R"(\\boxed{\\begin{pmatrix} 1 \\\\ 2 \\end{pmatrix}})") ==
+        R"(\begin{pmatrix} 1 \\ 2 \end{pmatrix})");
+  CHECK(extract_math_answer(R"(\boxed{\begin{pmatrix} 1 \\ 2 \end{pmatrix}})") ==
+        R"(\begin{pmatrix} 1 \\ 2 \end{pmatrix})");  // a line break alone is not escaping
+  // An escaped dollar inside a $...$ answer after "the final answer is".
+  CHECK(extract_math_answer(R"(The final answer is $\$18.90$.)") == R"(\$18.90)");
+  // Bars are a determinant, not the matrix.
+  CHECK_FALSE(math_equal(R"(\begin{vmatrix} 1 & 2 \\ 3 & 4 \end{vmatrix})", R"(\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix})"));
+  CHECK(math_equal(R"(\begin{bmatrix} 1 & 2 \\ 3 & 4 \end{bmatrix})", R"(\begin{pmatrix} 1 & 2 \\ 3 & 4 \end{pmatrix})"));
+  // Answers joined by "and" are a list; "58 and 500" is not 58,500.
+  CHECK(math_equal(R"(-2 \text{ and } 1)", "-2, 1"));
+  CHECK(math_equal("1 and 3 and 5", "5, 3, 1"));
+  CHECK_FALSE(math_equal(R"(58 \text{ and } 500)", "58,500"));
+  // A labelled tuple.
+  CHECK(math_equal(R"((p, q) = (-\sqrt{3}, \sqrt{3}))", R"((-\sqrt{3}, \sqrt{3}))"));
+  CHECK_FALSE(math_equal(R"((p, q) = (\sqrt{3}, -\sqrt{3}))", R"((-\sqrt{3}, \sqrt{3}))"));
+  // Integers are exact, though within the relative tolerance.
+  CHECK_FALSE(math_equal("1250001", "1250000"));
+  CHECK(math_equal("1250000.0", "1250000"));
+}

@@ -3,6 +3,7 @@
 // `apply_chat_template`, run by tests/peers/reference_tokenize.py in the peers' environment.
 #include <array>
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <sstream>
 
@@ -51,6 +52,8 @@ void compare_with_reference(const std::string& name) {
       CHECK(decoded == c["decoded"].get<std::string>());
     }
   }
+  std::cout << "| tokenizer " << name << " vs HF tokenizers | " << cases.size() << " strings | ids and decode identical "
+            << cases.size() - mismatches << " |\n";
   CHECK(mismatches == 0);
 }
 
@@ -61,14 +64,19 @@ void compare_chat_with_reference(const std::string& name) {
   REQUIRE(tokenizer.has_chat_template());
   const auto cases = reference_cases(name, "--chat");
   REQUIRE(cases.size() == 16);
+  std::size_t identical = 0;
   for (const auto& c : cases) {
     kvbench::Conversation conversation;
     for (const auto& m : c["messages"]) conversation.push_back({m["role"], m["content"]});
     INFO("messages: " << c["messages"].dump() << ", add_generation_prompt " << c["add_generation_prompt"]
                       << ", enable_thinking " << c["enable_thinking"]);
-    CHECK(tokenizer.apply_chat_template(conversation, c["add_generation_prompt"], c["enable_thinking"]) ==
-          c["text"].get<std::string>());
+    const bool same = tokenizer.apply_chat_template(conversation, c["add_generation_prompt"], c["enable_thinking"]) ==
+                      c["text"].get<std::string>();
+    CHECK(same);
+    identical += same;
   }
+  std::cout << "| chat template " << name << " vs transformers apply_chat_template | " << cases.size()
+            << " renderings | byte-identical " << identical << " |\n";
 }
 
 }  // namespace
