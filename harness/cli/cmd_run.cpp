@@ -68,6 +68,10 @@ void run_command(const RunCliOptions& o) {
   const LoadedModel loaded = load_job_model(job);
   const RunOutcome outcome = run_job(job, out, loaded.model, loaded.tokenizer,
                                      {o.force, !o.quiet, job_label(job), batch_size(o.batch, loaded.model)});
+  if (outcome.held) {
+    fmt::print(stderr, "{}: another kvbench process is running this job; skipped\n", out.string());
+    return;
+  }
   if (outcome.resumed > 0) fmt::print(stderr, "resumed: {} samples were already finished\n", outcome.resumed);
   std::cout << summary_line(out.string(), outcome.summary) << "\n";
 }

@@ -117,7 +117,7 @@ void emit_slurm(const SweepOptions& o, const Plan& plan) {
 void run_jobs(const SweepOptions& o, const std::vector<SweepJob>& jobs) {
   std::optional<LoadedModel> loaded;
   std::string loaded_key;
-  int64_t skipped = 0, index = 0;
+  int64_t skipped = 0, held = 0, index = 0;
   const auto start = std::chrono::steady_clock::now();
   for (const auto& entry : jobs) {
     ++index;
@@ -135,13 +135,19 @@ void run_jobs(const SweepOptions& o, const std::vector<SweepJob>& jobs) {
     }
     const RunOutcome outcome = run_job(entry.job, entry.out, loaded->model, loaded->tokenizer,
                                        {o.force, !o.quiet, label, batch_size(o.batch, loaded->model)});
+    if (outcome.held || outcome.already_complete) {  // another process ran it, or runs it now
+      ++(outcome.held ? held : skipped);
+      fmt::print(stderr, "{}: {}, skipped\n", label, outcome.held ? "held by another process" : "already complete");
+      continue;
+    }
     if (outcome.resumed > 0)
       fmt::print(stderr, "{}: resumed, {} samples were already finished\n", label, outcome.resumed);
     std::cout << summary_line(entry.label, outcome.summary) << std::endl;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  fmt::print(stderr, "sweep: {} jobs ({} run, {} already complete) in {}\n", jobs.size(),
-             static_cast<int64_t>(jobs.size()) - skipped, skipped, format_duration(seconds));
+  const std::string held_note = held > 0 ? fmt::format(", {} held by another process", held) : "";
+  fmt::print(stderr, "sweep: {} jobs ({} run, {} already complete{}) in {}\n", jobs.size(),
+             static_cast<int64_t>(jobs.size()) - skipped - held, skipped, held_note, format_duration(seconds));
 }
 
 // Per job: token counts when its tokenizer and data are here, the estimate when its model was benchmarked.

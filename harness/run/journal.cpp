@@ -1,7 +1,6 @@
 #include "run/journal.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -28,14 +27,9 @@ void write_all(int fd, const std::string& text, const std::filesystem::path& pat
   if (::fsync(fd) != 0) fail("{}: cannot sync ({})", path.string(), std::strerror(errno));
 }
 
-// Also locks the journal: two processes appending to one job would duplicate samples.
 int open_for_append(const std::filesystem::path& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
   if (fd < 0) fail("{}: cannot open for writing ({})", path.string(), std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    ::close(fd);
-    fail("{}: another kvbench process is running this job", path.string());
-  }
   return fd;
 }
 
@@ -106,7 +100,7 @@ Journal Journal::open(const std::filesystem::path& path, const json& config, boo
   const json header = {{"kvbench_journal", 1}, {"config", config}, {"start_time", utc_timestamp()}};
   if (std::filesystem::exists(path) && force) std::filesystem::remove(path);
   if (!std::filesystem::exists(path)) create_journal(path, header);
-  Journal journal(path, open_for_append(path), "", {});  // locked before reading: nobody appends meanwhile
+  Journal journal(path, open_for_append(path), "", {});
   Contents contents = read_journal(path);
   if (contents.header.is_null()) {  // nothing readable, not even whose run it was: start it afresh
     create_journal(path, header);

@@ -22,7 +22,8 @@ struct SampleResults {
 class Journal {
  public:
   // Creates the journal, or reopens one written for the same config. A journal of a different config is
-  // an error unless `force` (then it is discarded).
+  // an error unless `force` (then it is discarded). The caller holds the job's lock (run/job_lock.h):
+  // two processes appending to one job would duplicate samples.
   static Journal open(const std::filesystem::path& path, const json& config, bool force);
   Journal(Journal&&) noexcept;
   ~Journal();

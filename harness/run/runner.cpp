@@ -9,12 +9,14 @@
 #include <cstdlib>
 #include <limits>
 #include <list>
+#include <optional>
 #include <set>
 
 #include "common/build_info.h"
 #include "common/error.h"
 #include "engine/allocator.h"
 #include "engine/generate.h"
+#include "run/job_lock.h"
 #include "run/journal.h"
 #include "run/key_retention.h"
 #include "run/progress.h"
@@ -282,12 +284,20 @@ JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root) {
 
 std::filesystem::path journal_path(const std::filesystem::path& out) { return out.string() + ".partial.jsonl"; }
 
-OutputState check_output(const std::filesystem::path& out, const JobConfig& job, bool force) {
+namespace {
+
+void prepare_output_directory(const std::filesystem::path& out) {
   const std::filesystem::path dir = out.parent_path().empty() ? "." : out.parent_path();
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) fail("{}: cannot create the output directory ({})", dir.string(), error.message());
   if (::access(dir.c_str(), W_OK) != 0) fail("{}: the output directory is not writable", dir.string());
+}
+
+}  // namespace
+
+OutputState check_output(const std::filesystem::path& out, const JobConfig& job, bool force) {
+  prepare_output_directory(out);
   if (!std::filesystem::exists(out) || force) return OutputState::Missing;
   json existing;
   try {
@@ -304,6 +314,13 @@ OutputState check_output(const std::filesystem::path& out, const JobConfig& job,
 RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const Model& model,
                    const Tokenizer& tokenizer, const RunOptions& options) {
   RunOutcome outcome;
+  prepare_output_directory(out);  // the lock file's home
+  // First the lock, then everything else: whether the job is complete, its journal, its results.
+  const std::optional<JobLock> lock = JobLock::try_take(out);
+  if (!lock) {
+    outcome.held = true;
+    return outcome;
+  }
   if (check_output(out, job, options.force) == OutputState::Complete) {
     std::filesystem::remove(journal_path(out));  // killed between the final rename and the cleanup
     outcome.already_complete = true;

@@ -1,6 +1,7 @@
 // The runner joins a model, a task and a policy: it runs one job sample by sample, grades every
 // rollout, journals each finished sample (run/journal.h) and finally writes the HDF5 results aside and
-// renames them into place. Rerunning the same job resumes; a finished output of the same job is kept.
+// renames them into place. Rerunning the same job resumes; a finished output of the same job is kept; a job
+// another process is running is left to it.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -45,6 +46,7 @@ struct RunOutcome {
   Summary summary;
   int64_t resumed = 0;        // samples found finished in the journal
   bool already_complete = false;
+  bool held = false;          // another process holds the job (run/job_lock.h): nothing was done
 };
 
 struct RunOptions {
