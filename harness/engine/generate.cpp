@@ -23,21 +23,26 @@ double seconds_since(Clock::time_point start) {
 
 }  // namespace
 
-// The decode side of Algorithm 1: one sampler and one token list per rollout.
+// The decode side of Algorithm 1: one token list per rollout, sampled together (each rollout its own RNG).
 class SampleGeneration::Rollouts {
  public:
   Rollouts(const GenerationSettings& settings, const StopCheck& stop)
-      : settings_(settings), stop_(stop), results_(settings.rollouts), active_(settings.rollouts, true) {
-    for (int64_t b = 0; b < settings.rollouts; ++b) samplers_.emplace_back(settings.sampling, b);
-  }
+      : settings_(settings),
+        stop_(stop),
+        sampler_(settings.sampling, settings.rollouts),
+        results_(settings.rollouts),
+        active_(settings.rollouts, true) {}
 
   // Chooses each active rollout's next token from logits [B, 1, V] and applies the stop rules.
   void choose(const at::Tensor& logits) {
-    const at::Tensor last = logits.select(1, logits.size(1) - 1);
-    for (int64_t b = 0; b < settings_.rollouts; ++b) {
-      if (!active_[b]) continue;
+    std::vector<int64_t> rows;
+    for (int64_t b = 0; b < settings_.rollouts; ++b)
+      if (active_[b]) rows.push_back(b);
+    const std::vector<int64_t> tokens = sampler_.next(logits.select(1, logits.size(1) - 1), rows);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const int64_t b = rows[i];
       auto& generated = results_[b].generated;
-      generated.push_back(samplers_[b].next(last[b]));
+      generated.push_back(tokens[i]);
       const auto& eos = settings_.eos_ids;
       if (std::find(eos.begin(), eos.end(), generated.back()) != eos.end()) finish(b, "eos");
       else if (stop_ && stop_(b, generated)) finish(b, "stop");
@@ -65,7 +70,7 @@ class SampleGeneration::Rollouts {
 
   const GenerationSettings& settings_;
   const StopCheck& stop_;
-  std::vector<Sampler> samplers_;
+  Sampler sampler_;
   std::vector<RolloutResult> results_;
   std::vector<bool> active_;
 };

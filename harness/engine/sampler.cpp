@@ -1,43 +1,193 @@
 #include "engine/sampler.h"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
-#include <vector>
+
+#include "common/error.h"
 
 namespace kvbench {
 
-Sampler::Sampler(const SamplingParams& params, uint64_t rollout)
-    : params_(params), rng_(params.seed * 0x9E3779B97F4A7C15ull + rollout) {}
+namespace {
 
-int64_t Sampler::next(const at::Tensor& logits) {
-  if (params_.temperature <= 0.0) return logits.argmax().item<int64_t>();
-  const at::Tensor scaled = logits.to(at::kCPU, at::kDouble).contiguous() / params_.temperature;
-  const double* data = scaled.data_ptr<double>();
-  const int64_t V = scaled.numel();
-  std::vector<int64_t> order(V);
-  std::iota(order.begin(), order.end(), 0);
-  const int64_t k = params_.top_k > 0 ? std::min(params_.top_k, V) : V;
-  // NaN (an overflowed 16-bit forward) ranks last: std::partial_sort needs a strict weak order.
-  auto value = [&](int64_t i) { return std::isnan(data[i]) ? -HUGE_VAL : data[i]; };
-  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
-    return value(a) > value(b) || (value(a) == value(b) && a < b);
+// A scaled logit x = logit / temperature and its vocabulary id.
+struct Entry {
+  double x;
+  int64_t id;
+};
+
+// The sampling order: larger x first, ties to the lower id.
+bool ranks_before(const Entry& a, const Entry& b) { return a.x > b.x || (a.x == b.x && a.id < b.id); }
+
+// The probabilities are exp(x − max), summed in the sampling order from exp(0) = 1 on. A term below 2^-53 is
+// under half an ulp of such a sum and leaves it unchanged; exp(−37) < 2^-53, so the entries this far below
+// the top change neither the total nor the nucleus (they come after every larger term in the order).
+constexpr double kNegligible = -37.0;
+// Where the logits are, a row keeps what lies within this many nats of its top: a superset of the above
+// (the one nat more absorbs the rounding of doing it in other arithmetic).
+constexpr double kDeviceMargin = 38.0;
+
+// Ascending keys in the sampling order of finite x; −0 and +0 share one, as they tie.
+uint64_t descending_key(double x) {
+  if (x == 0) x = 0;
+  uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits >> 63 ? bits : ~(bits | (uint64_t{1} << 63));
+}
+
+// Stable LSD radix sort by descending_key, 16 bits a pass: entries that arrive in id order leave in the
+// sampling order. A comparison sort of a flat distribution's ~150 000 entries costs several times more.
+void radix_sort(std::vector<Entry>& entries) {
+  constexpr int kBits = 16;
+  constexpr uint64_t kMask = (uint64_t{1} << kBits) - 1;
+  std::vector<Entry> sorted(entries.size());
+  std::vector<int64_t> start(kMask + 1);
+  for (int shift = 0; shift < 64; shift += kBits) {
+    const auto digit = [shift](const Entry& e) { return (descending_key(e.x) >> shift) & kMask; };
+    std::fill(start.begin(), start.end(), 0);
+    for (const Entry& e : entries) ++start[digit(e)];
+    if (start[digit(entries.front())] == static_cast<int64_t>(entries.size())) continue;  // a pass keeping the order
+    std::exclusive_scan(start.begin(), start.end(), start.begin(), int64_t{0});
+    for (const Entry& e : entries) sorted[start[digit(e)]++] = e;
+    entries.swap(sorted);
+  }
+}
+
+// The entries of one row that can carry probability, top-k applied, in the sampling order.
+std::vector<Entry> candidates(const double* x, const int32_t* ids, int64_t n, double top, int64_t top_k) {
+  std::vector<Entry> entries;
+  for (int64_t i = 0; i < n; ++i)
+    if (x[i] - top > kNegligible) entries.push_back({x[i], ids ? ids[i] : i});
+  if (top_k > 0 && static_cast<int64_t>(entries.size()) > top_k) {
+    std::nth_element(entries.begin(), entries.begin() + top_k, entries.end(), ranks_before);
+    entries.resize(top_k);
+    std::sort(entries.begin(), entries.end(), ranks_before);
+  } else if (entries.size() < 4096) {  // peaked distributions: comparisons beat the radix sort's passes
+    std::sort(entries.begin(), entries.end(), ranks_before);
+  } else {
+    radix_sort(entries);
+  }
+  return entries;
+}
+
+struct Top {
+  int64_t position = 0;    // of the first entry in the sampling order, NaN ranking as −inf
+  bool nan_mass = false;   // a NaN among the top k probabilities: exp(±inf − ±inf), or a NaN logit
+};
+
+// NaN and −inf tie (by id) below every other entry, so the first NaN's rank is the count of larger entries
+// plus the −inf before it.
+Top find_top(const double* x, int64_t n, int64_t k) {
+  Top top;
+  double best = -HUGE_VAL;
+  int64_t above = 0, low_before_nan = 0, first_nan = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isnan(x[i]) && first_nan < 0) first_nan = i;
+    if (std::isnan(x[i]) || x[i] == -HUGE_VAL) {
+      if (first_nan < 0) ++low_before_nan;
+      continue;
+    }
+    ++above;
+    if (x[i] > best) {
+      best = x[i];
+      top.position = i;
+    }
+  }
+  top.nan_mass = !std::isfinite(best) || (first_nan >= 0 && above + low_before_nan < k);
+  return top;
+}
+
+// Each row's scaled logits on the host, one after another: row r is x[offsets[r], offsets[r+1]) with
+// vocabulary ids `ids` there (undefined: each row is the whole vocabulary).
+struct HostRows {
+  at::Tensor x;    // float64
+  at::Tensor ids;  // int32
+  std::vector<int64_t> offsets;
+};
+
+HostRows all_rows(const at::Tensor& logits, double temperature) {
+  HostRows rows{logits.to(at::kCPU, at::kDouble).contiguous() / temperature, {}, {}};
+  for (int64_t r = 0; r <= logits.size(0); ++r) rows.offsets.push_back(r * logits.size(1));
+  return rows;
+}
+
+// Selected where the logits are; a row holding NaN or an infinite top travels whole (its rules need it all).
+// The division by the temperature stays on the host: a device may divide differently.
+HostRows candidate_rows(const at::Tensor& logits, double temperature) {
+  const at::Tensor wide = logits.to(at::kDouble);
+  const at::Tensor top = std::get<0>(wide.max(1, true));
+  const at::Tensor whole = wide.isnan().any(1, true) | top.isinf();
+  const at::Tensor keep = wide.ge(top - kDeviceMargin * temperature) | whole;
+  HostRows rows{logits.masked_select(keep).to(at::kCPU, at::kDouble) / temperature,
+                keep.nonzero().select(1, 1).to(at::kInt).to(at::kCPU), {0}};
+  const at::Tensor counts = keep.sum(1).to(at::kCPU);
+  for (int64_t r = 0; r < counts.size(0); ++r) rows.offsets.push_back(rows.offsets.back() + counts[r].item<int64_t>());
+  return rows;
+}
+
+}  // namespace
+
+Sampler::Sampler(const SamplingParams& params, int64_t rollouts) : params_(params) {
+  if (!(params.top_p >= 0 && params.top_p <= 1)) fail("top-p must be in 0..1 (got {})", params.top_p);
+  for (int64_t b = 0; b < rollouts; ++b) rngs_.emplace_back(params.seed * 0x9E3779B97F4A7C15ull + b);
+}
+
+std::vector<int64_t> Sampler::next(const at::Tensor& logits, const std::vector<int64_t>& rows) {
+  return next(logits, rows, logits.is_cpu() ? Transfer::All : Transfer::Candidates);
+}
+
+std::vector<int64_t> Sampler::next(const at::Tensor& logits, const std::vector<int64_t>& rows, Transfer transfer) {
+  if (rows.empty()) return {};
+  std::vector<int64_t> identity(logits.size(0));
+  std::iota(identity.begin(), identity.end(), 0);
+  const at::Tensor chosen =
+      rows == identity ? logits : logits.index_select(0, at::tensor(rows, at::kLong).to(logits.device()));
+  if (params_.temperature <= 0.0) {
+    const at::Tensor argmax = chosen.argmax(1).to(at::kCPU);
+    return {argmax.data_ptr<int64_t>(), argmax.data_ptr<int64_t>() + argmax.numel()};
+  }
+  const HostRows host =
+      transfer == Transfer::All ? all_rows(chosen, params_.temperature) : candidate_rows(chosen, params_.temperature);
+  const double* x = host.x.data_ptr<double>();
+  const int32_t* ids = host.ids.defined() ? host.ids.data_ptr<int32_t>() : nullptr;
+  std::vector<int64_t> tokens(rows.size());
+  at::parallel_for(0, static_cast<int64_t>(rows.size()), 1, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t offset = host.offsets[r];
+      tokens[r] = draw(rngs_[rows[r]], x + offset, ids ? ids + offset : nullptr, host.offsets[r + 1] - offset);
+    }
   });
-  order.resize(k);
-  std::vector<double> probs(k);
-  for (int64_t i = 0; i < k; ++i) probs[i] = std::exp(data[order[i]] - data[order[0]]);
+  return tokens;
+}
+
+// Inverse-CDF sampling over the probabilities in the sampling order (the top k, or all), within the nucleus:
+// the smallest prefix whose mass reaches top_p of the total (at least one token). Every draw takes one number
+// from the RNG.
+int64_t Sampler::draw(std::mt19937_64& rng, const double* x, const int32_t* ids, int64_t n) const {
+  const int64_t k = params_.top_k > 0 ? std::min(params_.top_k, n) : n;
+  const Top top = find_top(x, n, k);
+  if (top.nan_mass) {  // a NaN total: no prefix reaches it, and the top entry is the nucleus
+    std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+    return ids ? ids[top.position] : top.position;
+  }
+  const std::vector<Entry> entries = candidates(x, ids, n, x[top.position], params_.top_k);
+  const auto size = static_cast<int64_t>(entries.size());
+  std::vector<double> probs(size);
+  for (int64_t i = 0; i < size; ++i) probs[i] = std::exp(entries[i].x - entries[0].x);
   const double total = std::accumulate(probs.begin(), probs.end(), 0.0);
-  // Nucleus: the smallest prefix of the sorted distribution whose mass reaches top_p (at least one token).
   double mass = 0.0;
   int64_t kept = 0;
-  while (kept < k && (kept == 0 || mass < params_.top_p * total)) mass += probs[kept++];
-  const double u = std::uniform_real_distribution<double>(0.0, mass)(rng_);
+  while (kept < size && (kept == 0 || mass < params_.top_p * total)) mass += probs[kept++];
+  const double u = std::uniform_real_distribution<double>(0.0, mass)(rng);
   double cumulative = 0.0;
   for (int64_t i = 0; i < kept; ++i) {
     cumulative += probs[i];
-    if (u < cumulative) return order[i];
+    if (u < cumulative) return entries[i].id;
   }
-  return order[kept - 1];
+  return entries[kept - 1].id;
 }
 
 }  // namespace kvbench
