@@ -64,7 +64,7 @@ std::vector<uint64_t> sorted_keys(const double* x, int64_t n, double top, int64_
     const uint64_t key = descending_key(x[i]);
     if (keys.size() < limit) {
       keys.push_back(key);
-      if (keys.size() == limit) std::make_heap(keys.begin(), keys.end());
+      if (top_k > 0 && keys.size() == limit) std::make_heap(keys.begin(), keys.end());
     } else if (key < keys.front()) {
       std::pop_heap(keys.begin(), keys.end());
       keys.back() = key;
