@@ -7,7 +7,7 @@
   reference_forward.py forward DIR        make, then DIR/reference.json: per checkpoint, seeded 512-token
                                           prompts and eager logits (float32 and bfloat16) at start positions
                                           0 and 16384, and greedy 128-token generations (model.generate)
-                                          from those at 0; KVBENCH_HF_PROMPTS prompts per start (default 1)
+                                          from those at 0; KVBENCH_HF_PROMPTS prompts per start (default 2)
   reference_forward.py replay TRACES.json transformers' own DynamicCache, cropped to the positions kvbench
                                           kept at each refresh: the next-token logits of every feed
 
@@ -31,7 +31,7 @@ VOCAB = 1024
 PROMPT = 512
 NEW_TOKENS = 128
 STARTS = [0, 16384]
-PROMPTS_PER_START = int(os.environ.get("KVBENCH_HF_PROMPTS", "1"))  # more for a longer offline comparison
+PROMPTS_PER_START = int(os.environ.get("KVBENCH_HF_PROMPTS", "2"))  # more for a longer offline comparison
 
 
 def checkpoint_configs():
@@ -195,7 +195,7 @@ def replay_one(model, trace):
 def main():
     if len(sys.argv) != 3 or sys.argv[1] not in ("make", "forward", "replay"):
         sys.exit(__doc__)
-    torch.set_num_threads(int(os.environ.get("KVBENCH_PEER_THREADS", "2")))
+    torch.set_num_threads(int(os.environ.get("KVBENCH_PEER_THREADS", "1")))  # small models: one thread is fastest
     {"make": make, "forward": forward, "replay": replay}[sys.argv[1]](sys.argv[2])
 
 
