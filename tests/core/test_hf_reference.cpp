@@ -166,7 +166,7 @@ TEST_CASE("Forward and greedy generation equal HF transformers (Llama-3.1/3.2, Q
     CHECK(a.cases > 0);
   }
   std::cout << std::setprecision(2)
-            << "| checkpoint | f32 cases | max |Δlogit| f32 | max |logit| | bf16: max |Δ| vs HF bf16 | bf16: max "
+            << "| checkpoint | f32 cases | max abs Δlogit f32 | max abs logit | bf16: max abs Δ vs HF bf16 | bf16: max abs "
                "error vs f32, HF / kvbench | bf16: argmax = f32's, HF / kvbench (of rows) | bf16: argmax = HF bf16's | "
                "greedy 128 identical |\n";
   for (const auto& [name, a] : agreement)
@@ -286,7 +286,7 @@ TEST_CASE("A policy's compacted cache equals transformers' DynamicCache cropped 
   const auto trace_file = dir.path / "traces.json";
   std::ofstream(trace_file) << traces.dump();
   run_reference("replay", trace_file);
-  std::cout << "| policy run (J=64, h=16, prompt 256, 48 new tokens) | refreshes | keep | max |Δ next-token logit| "
+  std::cout << "| policy run (J=64, h=16, prompt 256, 48 new tokens) | refreshes | keep | max abs Δ next-token logit "
                "| next tokens same |\n";
   for (const Pending& p : pending) {
     INFO(p.label);
