@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Prints how kvbench agrees with the tools researchers trust, run live in the peers' environment
 # (.venv from scripts/setup.sh, or KVBENCH_PYTHON): the math graders against math-verify, the tokenizers
-# against HF tokenizers and the chat templates against transformers' apply_chat_template. The Qwen3 and
+# against HF tokenizers, the chat templates against transformers' apply_chat_template, and the model's
+# forward, greedy generation and compacted caches against transformers (kvbench_core_tests). The Qwen3 and
 # Llama 3 tokenizers and the dataset golds come from ../shared (KVBENCH_SHARED); without it the graders
 # compare on their built-in golds and the tokenizer rows are skipped.
 #
 #   scripts/compare_peers.sh [BUILD_DIR]     (default: build; needs kvbench_text_tests built there)
 #
 # Each row comes from the test that checks it (tests/text/test_grader_reference.cpp,
-# tests/text/test_tokenizer_reference.cpp); the exit status is non-zero when any of them fails.
+# tests/text/test_tokenizer_reference.cpp, tests/core/test_hf_reference.cpp); the exit status is non-zero
+# when any of them fails.
 set -uo pipefail
 source_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${1:-$source_dir/build}"
@@ -25,5 +27,14 @@ for filter in "Math graders agree with math-verify*" "[tokenizer][reference]" "[
   grep -E '^  [0-9]+  ' <<<"$output" | sed 's/  e\.g\..*//'   # the grader's disagreement classes
   grep -E 'skipped:' <<<"$output" | sed 's/^ *//'
 done
+# The forward, greedy generation and compacted caches against transformers (tables of their own).
+core_tests="$build_dir/kvbench_core_tests"
+if [[ -x "$core_tests" ]]; then
+  output="$("$core_tests" "[model][peers]" 2>&1)" || status=1
+  grep '^| ' <<<"$output"
+  grep -E 'skipped:' <<<"$output" | sed 's/^ *//'
+else
+  echo "compare_peers: $core_tests not built: forward comparison with transformers skipped" >&2
+fi
 [[ $status -eq 0 ]] || echo "compare_peers: a comparison failed; run the test above for the details" >&2
 exit $status

@@ -30,14 +30,25 @@ ModelFamily parse_family(const std::string& model_type, const std::filesystem::p
   fail("{}: field \"model_type\" is \"{}\"; supported: llama, qwen2, qwen3", file.string(), model_type);
 }
 
+// transformers 5 writes RoPE as one object, "rope_parameters" {rope_type, rope_theta, and the scaling's
+// fields}, with neither "rope_theta" nor "rope_scaling" at the top level; earlier versions write those two.
+const json* rope_parameters(const json& j) {
+  if (j.contains("rope_parameters") && j.at("rope_parameters").is_object()) return &j.at("rope_parameters");
+  return nullptr;
+}
+
 std::optional<Llama3RopeScaling> parse_rope_scaling(const json& j, const std::filesystem::path& file) {
-  if (!j.contains("rope_scaling") || j.at("rope_scaling").is_null()) return std::nullopt;
-  const json& s = j.at("rope_scaling");
+  const char* key = "rope_scaling";
+  if (!j.contains(key) || j.at(key).is_null()) {
+    if (!rope_parameters(j)) return std::nullopt;
+    key = "rope_parameters";
+  }
+  const json& s = j.at(key);
   // HF renamed "type" to "rope_type"; checkpoints carry either.
   std::string type = s.contains("rope_type") ? field<std::string>(s, "rope_type", file)
                                              : field<std::string>(s, "type", file);
   if (type == "default") return std::nullopt;
-  if (type != "llama3") fail("{}: field \"rope_scaling.rope_type\" is \"{}\"; supported: llama3", file.string(), type);
+  if (type != "llama3") fail("{}: field \"{}.rope_type\" is \"{}\"; supported: llama3", file.string(), key, type);
   Llama3RopeScaling r;
   r.factor = field<double>(s, "factor", file);
   r.low_freq_factor = field<double>(s, "low_freq_factor", file);
@@ -83,6 +94,8 @@ ModelConfig load_model_config(const std::filesystem::path& model_dir) {
   c.head_dim = field_or<int64_t>(j, "head_dim", c.hidden_size / c.num_heads, file);
   c.rms_norm_eps = field_or<double>(j, "rms_norm_eps", 1e-6, file);
   c.rope_theta = field_or<double>(j, "rope_theta", 10000.0, file);
+  if (!j.contains("rope_theta") || j.at("rope_theta").is_null())
+    if (const json* rope = rope_parameters(j)) c.rope_theta = field_or<double>(*rope, "rope_theta", 10000.0, file);
   c.rope_scaling = parse_rope_scaling(j, file);
   c.tie_word_embeddings = field_or<bool>(j, "tie_word_embeddings", false, file);
   c.key_smear = field_or<bool>(j, "key_smear", false, file);

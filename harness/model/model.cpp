@@ -44,27 +44,25 @@ at::Tensor previous_token_ids(const at::Tensor& last, const at::Tensor& ids) {
   return at::cat({last.to(ids.device()).unsqueeze(1), ids.narrow(1, 0, ids.size(1) - 1)}, 1);
 }
 
-// RoPE inverse frequencies, with Llama 3.1's piecewise rescaling of long wavelengths when configured.
+// RoPE inverse frequencies, with Llama 3.1's piecewise rescaling of long wavelengths when configured,
+// computed as transformers computes them: the same float32 ATen operations in the same order (Python's
+// `a / t` is t.reciprocal() * a, `a ** t` is pow(a, t), `1 - t` is rsub(t, 1)). Checkpoints are trained and
+// run with these values; correctly rounded ones (from double) differ by up to 3 ulps, which moves logits by
+// ~3e-3 at position 16K (tests/core/test_hf_reference.cpp).
 at::Tensor inverse_frequencies(const ModelConfig& c) {
-  const int64_t half = c.head_dim / 2;
-  std::vector<float> inv(half);
-  for (int64_t i = 0; i < half; ++i) {
-    double f = 1.0 / std::pow(c.rope_theta, static_cast<double>(2 * i) / static_cast<double>(c.head_dim));
-    if (c.rope_scaling) {
-      const auto& s = *c.rope_scaling;
-      const double old_len = static_cast<double>(s.original_max_position_embeddings);
-      const double low_wavelen = old_len / s.low_freq_factor, high_wavelen = old_len / s.high_freq_factor;
-      const double wavelen = 2.0 * M_PI / f;
-      if (wavelen > low_wavelen) {
-        f = f / s.factor;
-      } else if (wavelen >= high_wavelen) {
-        const double smooth = (old_len / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
-        f = (1.0 - smooth) * f / s.factor + smooth * f;
-      }
-    }
-    inv[i] = static_cast<float>(f);
-  }
-  return at::tensor(inv, at::kFloat);
+  const at::Tensor exponent = at::arange(0, c.head_dim, 2, at::kLong).to(at::kFloat) / c.head_dim;
+  const at::Tensor inv = at::reciprocal(at::pow(c.rope_theta, exponent)) * 1.0;
+  if (!c.rope_scaling) return inv;
+  const auto& s = *c.rope_scaling;
+  const double old_len = static_cast<double>(s.original_max_position_embeddings);
+  const double low_wavelen = old_len / s.low_freq_factor, high_wavelen = old_len / s.high_freq_factor;
+  const at::Tensor wavelen = at::reciprocal(inv) * (2 * M_PI);
+  const at::Tensor scaled = at::where(wavelen > low_wavelen, inv / s.factor, inv);
+  const at::Tensor smooth =
+      (at::reciprocal(wavelen) * old_len - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+  const at::Tensor smoothed = at::rsub(smooth, 1) * scaled / s.factor + smooth * scaled;
+  const at::Tensor medium = (wavelen < high_wavelen).logical_not().logical_and((wavelen > low_wavelen).logical_not());
+  return at::where(medium, smoothed, scaled);
 }
 
 at::Tensor pack(const std::vector<at::Tensor>& parts) { return parts.size() == 1 ? parts.front() : at::cat(parts); }

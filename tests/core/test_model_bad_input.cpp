@@ -100,6 +100,39 @@ TEST_CASE("config with a missing or mistyped field is named", "[model][errors]")
   require_error(m, {"config.json", "malformed JSON"});
 }
 
+TEST_CASE("RoPE settings are read from transformers 5's rope_parameters as from rope_theta/rope_scaling", "[model]") {
+  TempModel m;
+  json c = tiny_config();
+  // transformers 5 writes neither rope_theta nor rope_scaling at the top level, only this object.
+  c["rope_parameters"] = {{"rope_type", "llama3"}, {"rope_theta", 500000.0}, {"factor", 8.0},
+                          {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                          {"original_max_position_embeddings", 8192}};
+  m.write("config.json", c.dump());
+  ModelConfig config = load_model_config(m.dir);
+  CHECK(config.rope_theta == 500000.0);
+  REQUIRE(config.rope_scaling);
+  CHECK(config.rope_scaling->factor == 8.0);
+  CHECK(config.rope_scaling->original_max_position_embeddings == 8192);
+  c["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 1000000.0}};
+  m.write("config.json", c.dump());
+  config = load_model_config(m.dir);
+  CHECK(config.rope_theta == 1000000.0);
+  CHECK_FALSE(config.rope_scaling);
+  c["rope_parameters"] = {{"rope_type", "yarn"}, {"rope_theta", 1000000.0}, {"factor", 4.0}};
+  m.write("config.json", c.dump());
+  require_error(m, {"config.json", "rope_parameters.rope_type", "yarn"});
+  // Top-level fields (transformers 4) still count, and win where both are present.
+  c.erase("rope_parameters");
+  c["rope_theta"] = 250000.0;
+  c["rope_scaling"] = {{"type", "llama3"}, {"factor", 32.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0},
+                       {"original_max_position_embeddings", 8192}};
+  m.write("config.json", c.dump());
+  config = load_model_config(m.dir);
+  CHECK(config.rope_theta == 250000.0);
+  REQUIRE(config.rope_scaling);
+  CHECK(config.rope_scaling->factor == 32.0);
+}
+
 TEST_CASE("truncated safetensors names the file and the tensor past the end", "[model][errors]") {
   TempModel m;
   const std::string full = safetensors_bytes(tiny_shapes());
