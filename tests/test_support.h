@@ -4,8 +4,11 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 namespace kvbench::testing {
@@ -34,6 +37,16 @@ inline bool peer_available(const std::string& module) {
   if (std::getenv("CI") != nullptr) FAIL("CI: " << message);
   WARN("skipped: " << message);
   return false;
+}
+
+// The standard output of a shell command (a peer's reference script); the test fails if it cannot start.
+inline std::string run_command(const std::string& command) {
+  std::unique_ptr<FILE, decltype(&pclose)> pipe(popen(command.c_str(), "r"), &pclose);
+  REQUIRE(pipe);
+  std::string output;
+  std::array<char, 1 << 16> buffer;
+  while (const std::size_t n = fread(buffer.data(), 1, buffer.size(), pipe.get())) output.append(buffer.data(), n);
+  return output;
 }
 
 // A path in the temp directory for this process's scratch file or directory `name` (its extension kept):

@@ -22,15 +22,6 @@
 
 namespace {
 
-std::string run_command(const std::string& command) {
-  std::unique_ptr<FILE, decltype(&pclose)> pipe(popen(command.c_str(), "r"), &pclose);
-  REQUIRE(pipe);
-  std::string output;
-  std::array<char, 1 << 16> buffer;
-  while (const std::size_t n = fread(buffer.data(), 1, buffer.size(), pipe.get())) output.append(buffer.data(), n);
-  return output;
-}
-
 struct Tally {
   std::size_t count = 0;
   std::string example_prediction, example_gold;
@@ -81,7 +72,7 @@ TEST_CASE("Math graders agree with math-verify on 20 000 seeded (prediction, gol
   const char* pairs = std::getenv("KVBENCH_GRADER_PAIRS");
   const std::string output =
       pairs ? kvbench::read_text_file(pairs)
-            : run_command("'" + kvbench::testing::peer_python() + "' '" + script.string() + "'" +
+            : kvbench::testing::run_command("'" + kvbench::testing::peer_python() + "' '" + script.string() + "'" +
                           (with_datasets ? " '" + datasets.string() + "'" : std::string()));
   std::map<std::string, std::unique_ptr<kvbench::tasks::Task>> tasks;
   std::size_t cases = 0, agree = 0, ours_wrong = 0, documented = 0, undocumented = 0;

@@ -13,19 +13,10 @@
 
 namespace {
 
-std::string run_command(const std::string& command) {
-  std::unique_ptr<FILE, decltype(&pclose)> pipe(popen(command.c_str(), "r"), &pclose);
-  REQUIRE(pipe);
-  std::string output;
-  std::array<char, 1 << 16> buffer;
-  while (const std::size_t n = fread(buffer.data(), 1, buffer.size(), pipe.get())) output.append(buffer.data(), n);
-  return output;
-}
-
 std::vector<kvbench::json> reference_cases(const std::string& name, const std::string& argument) {
   const auto script = kvbench::testing::source_dir() / "tests/peers/reference_tokenize.py";
   const auto directory = kvbench::testing::shared_dir() / "tokenizers" / name;
-  const std::string output = run_command("'" + kvbench::testing::peer_python() + "' '" + script.string() + "' '" +
+  const std::string output = kvbench::testing::run_command("'" + kvbench::testing::peer_python() + "' '" + script.string() + "' '" +
                                          directory.string() + "' " + argument);
   std::vector<kvbench::json> cases;
   std::istringstream lines(output);
