@@ -73,7 +73,7 @@ struct AnticausalPass {
 class AnticausalPolicy : public Policy {
  public:
   KeepRule keep_rule(const CacheBudget& budget) const override;
-  bool scores_ragged_caches() const override { return true; }
+  ScoreKind score_kind() const override { return ScoreKind::PerToken; }
   at::Tensor score(const ScoringContext& context) override;
   std::vector<at::Tensor> score_together(const std::vector<SampleScoring>& samples) override;
 

@@ -10,6 +10,9 @@ namespace {
 class CounterCausalPolicy final : public AnticausalPolicy {
  public:
   std::string name() const override { return "counter-causal"; }
+  std::optional<double> scoring_flops(const ModelConfig& config, int64_t n, const CacheBudget& budget) const override {
+    return anticausal_pass_flops(config, n, budget.min_gap, config.num_layers, /*with_mlp=*/true);
+  }
 
  protected:
   AnticausalPass pass(const ScoringContext& context) const override {

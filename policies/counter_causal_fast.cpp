@@ -10,6 +10,9 @@ class CounterCausalFastPolicy final : public AnticausalPolicy {
  public:
   std::string name() const override { return "counter-causal-fast"; }
   PolicyNeeds needs() const override { return {true, AttentionCapture::None}; }
+  std::optional<double> scoring_flops(const ModelConfig& config, int64_t n, const CacheBudget& budget) const override {
+    return anticausal_pass_flops(config, n, budget.min_gap, 1, /*with_mlp=*/false);
+  }
 
  protected:
   AnticausalPass pass(const ScoringContext& context) const override {

@@ -13,7 +13,7 @@ class FutureOraclePolicy final : public Policy {
   explicit FutureOraclePolicy(at::Tensor targets) : targets_(std::move(targets)), look_ahead_(!targets_.defined()) {}
   std::string name() const override { return "future-oracle"; }
   int64_t default_recent(int64_t J) const override { return J / 4; }
-  bool scores_ragged_caches() const override { return true; }
+  ScoreKind score_kind() const override { return ScoreKind::PerKvHead; }
   KeepRule keep_rule(const CacheBudget& budget) const override {
     return {false, budget.recent, Granularity::PerKvHead, budget.sinks};
   }

@@ -5,8 +5,8 @@
 // protected window w = the budget's recent window. Entries the full run never saw (a continuation that
 // went further) count as +∞ (they are recent).
 #pragma once
-#include "engine/generate.h"
-#include "train/kvpop_targets.h"
+#include "engine/generate.h"  // up: the oracle first generates the same prompt with a full cache
+#include "train/kvpop_targets.h"  // up: it keeps by KVpop's training target, the future attention mass
 
 namespace kvbench {
 

@@ -28,7 +28,7 @@ class H2oPolicy final : public Policy {
     if (!leak_) accumulator_ = at::Tensor();
     by_position_ = at::Tensor();
   }
-  bool scores_ragged_caches() const override { return true; }
+  ScoreKind score_kind() const override { return ScoreKind::PerToken; }
   void expand_batch(int64_t batch) override {
     if (accumulator_.defined()) accumulator_ = accumulator_.expand({batch, accumulator_.size(1)}).contiguous();
     if (by_position_.defined()) by_position_ = by_position_.expand({batch, by_position_.size(1)}).contiguous();

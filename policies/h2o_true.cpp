@@ -18,7 +18,7 @@ class H2oTruePolicy final : public Policy {
   void observe(const ForwardResult& step, const KvCache& cache) override {
     mass_.add(step, cache.keys(0).size(1));
   }
-  bool scores_ragged_caches() const override { return true; }
+  ScoreKind score_kind() const override { return ScoreKind::PerKvHead; }
   at::Tensor score(const ScoringContext&) override { return mass_.value(); }
   void on_compact(const at::Tensor& keep) override { mass_.compact(keep); }
   void expand_batch(int64_t batch) override { mass_.expand_batch(batch); }

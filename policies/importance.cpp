@@ -26,10 +26,10 @@ at::Tensor importance_of(const at::Tensor& keys, int64_t F) {
 class ImportancePolicy final : public Policy {
  public:
   std::string name() const override { return "importance"; }
-  bool scores_ragged_caches() const override { return true; }
+  ScoreKind score_kind() const override { return ScoreKind::PerToken; }
   at::Tensor score(const ScoringContext& context) override {
     const KvCache& cache = context.cache;
-    if (context.budget.allocator == CacheBudget::Allocator::Uniform)
+    if (!context.budget.ragged)
       return importance_of(cache.keys(cache.num_layers() - 1), std::min(context.budget.frozen, cache.size()));
     std::vector<at::Tensor> layers;
     for (int64_t l = 0; l < cache.num_layers(); ++l) {

@@ -26,7 +26,7 @@ class KvpopPolicy final : public Policy {
   KeepRule keep_rule(const CacheBudget& budget) const override {
     return {false, budget.recent, Granularity::PerKvHead, budget.sinks};
   }
-  bool scores_ragged_caches() const override { return true; }
+  ScoreKind score_kind() const override { return ScoreKind::PerKvHead; }
   void prepare(const Model& model, const std::vector<int64_t>&, const GenerationSettings&, const StopCheck&) override {
     model_ = &model;
   }

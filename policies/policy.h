@@ -6,10 +6,12 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cache/kv_cache.h"
+#include "common/spec.h"
 #include "model/model.h"
 
 namespace kvbench {
@@ -24,11 +26,12 @@ struct CacheBudget {
   int64_t min_gap = 0;
   int64_t sinks = 4;                    // streaming / kvpop attention sinks
   enum class Mode { Chunked, PrefillEnd } mode = Mode::Chunked;
-  // How J is spread over layers and KV heads (engine/allocator.h): the same J everywhere (uniform),
-  // per-layer budgets falling linearly from layer 0 to the last with first/last = pyramid_ratio
-  // (pyramid), or each layer's KV·J shared among its heads by score (ada).
-  enum class Allocator { Uniform, Pyramid, Ada } allocator = Allocator::Uniform;
-  double pyramid_ratio = 2.0;
+  // How J is spread over layers and KV heads: an allocator's name (engine/allocators/registry.cpp), and
+  // whether it gives layers and heads sizes of their own (then scores are [B, L, KV, N] of a ragged cache).
+  // resolve_budget (run/job.h) sets both from the allocator; a policy reads only `ragged`.
+  std::string allocator = "uniform";
+  bool ragged = false;
+  double pyramid_ratio = 2.0;  // the allocators that slope budgets over layers: first layer's / last layer's
 };
 
 // What the engine must capture for a policy during causal steps.
@@ -38,6 +41,13 @@ struct PolicyNeeds {
 };
 
 enum class Granularity { Token, PerKvHead };
+
+// What a policy's scores can serve a budget allocator (engine/allocator.h); each kind serves what the
+// kinds before it serve, so an allocator states the least it needs:
+//   ByPosition  nothing that ranks a ragged cache's entries: it keeps by position (sliding, streaming)
+//   PerToken    one score per token, also for a ragged cache (every layer's copy of a token shares it)
+//   PerKvHead   a score of its own for every layer and KV head of a ragged cache
+enum class ScoreKind { ByPosition, PerToken, PerKvHead };
 
 // How scores become a keep set (see engine/budget.h).
 struct KeepRule {
@@ -77,9 +87,17 @@ class Policy {
   virtual int64_t default_recent(int64_t J) const { return 0; }
   // False for `full`: the cache is never refreshed.
   virtual bool evicts() const { return true; }
-  // True when score() gives [B, L, KV, N] scores for a ragged cache (layers of different sizes, padding
-  // slots at position -1) and on_compact accepts -1 padding in keep: what the pyramid and ada allocators need.
-  virtual bool scores_ragged_caches() const { return false; }
+  // True for a policy that reads PolicyOptions::scorer_path (kvpop): other policies' jobs drop --scorer.
+  virtual bool reads_learned_scorer() const { return false; }
+  // The work of one scoring of n entries in FLOP, counted as `kvbench bench refresh` counts it, so that
+  // `bench throughput` can give every policy's refresh share; nullopt = not counted (a few products over
+  // the cache's keys, no GEMM worth counting).
+  virtual std::optional<double> scoring_flops(const ModelConfig& config, int64_t n, const CacheBudget& budget) const {
+    return std::nullopt;
+  }
+  // Above ByPosition: score() gives [B, L, KV, N] scores for a ragged cache (budget.ragged: layers of
+  // different sizes, padding slots at position -1) and on_compact accepts -1 padding in keep.
+  virtual ScoreKind score_kind() const { return ScoreKind::ByPosition; }
   // One score per entry: [B, N] (token level) or [B, L, KV, N] (per KV head); undefined = no scores
   // (the allocator then keeps by position alone, e.g. sliding).
   virtual at::Tensor score(const ScoringContext& context) = 0;
@@ -109,9 +127,14 @@ struct PolicyOptions {
   uint64_t seed = 0;               // random policy
   bool h2o_leak_across_samples = false;  // reproduce the reference hook's accumulator leak
   std::string scorer_path;         // kvpop learned scorer
+  // The knobs of `--policy name:key=value,...`, read by the policy's factory (SpecItems::integer etc.: it
+  // sets defaults and ranges); make_policy refuses any knob the factory did not read.
+  SpecItems knobs;
 };
 
-std::unique_ptr<Policy> make_policy(const std::string& name, const PolicyOptions& options = {});
+// `spec` is a policy's name, optionally with knobs: "name:key=value,key=value" (common/spec.h). Throws
+// kvbench::Error for an unknown name, and for a knob its policy does not know or a value out of its range.
+std::unique_ptr<Policy> make_policy(const std::string& spec, const PolicyOptions& options = {});
 std::vector<std::string> policy_names();
 
 }  // namespace kvbench

@@ -13,12 +13,12 @@ class RandomPolicy final : public Policy {
   std::string name() const override { return "random"; }
   void reset() override { rng_.seed(seed_); }
   KeepRule keep_rule(const CacheBudget& budget) const override {
-    return {false, budget.recent, ragged(budget) ? Granularity::PerKvHead : Granularity::Token};
+    return {false, budget.recent, budget.ragged ? Granularity::PerKvHead : Granularity::Token};
   }
-  bool scores_ragged_caches() const override { return true; }
+  ScoreKind score_kind() const override { return ScoreKind::PerKvHead; }
   at::Tensor score(const ScoringContext& context) override {
     const KvCache& cache = context.cache;
-    at::Tensor scores = ragged(context.budget)
+    at::Tensor scores = context.budget.ragged
                             ? at::empty({cache.batch(), cache.num_layers(), cache.keys(0).size(1), cache.size()}, at::kFloat)
                             : at::empty({cache.batch(), cache.size()}, at::kFloat);
     std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
@@ -28,8 +28,6 @@ class RandomPolicy final : public Policy {
   }
 
  private:
-  static bool ragged(const CacheBudget& budget) { return budget.allocator != CacheBudget::Allocator::Uniform; }
-
   uint64_t seed_;
   std::mt19937_64 rng_;
 };

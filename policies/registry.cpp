@@ -1,55 +1,54 @@
+// The policies, one line each in KVBENCH_POLICIES: `X("name", id)` is the policy that policies/<id>.cpp
+// makes with make_<id>_policy(const PolicyOptions&). A list rather than self-registering objects: the
+// core is a static library, and its linker drops object files nothing refers to.
+#include <fmt/ranges.h>
+
 #include <functional>
 #include <map>
 
 #include "common/error.h"
 #include "policies/policy.h"
 
+#define KVBENCH_POLICIES(X)                      \
+  X("full", full)                                \
+  X("sliding", sliding)                          \
+  X("streaming", streaming)                      \
+  X("random", random)                            \
+  X("importance", importance)                    \
+  X("tova", tova)                                \
+  X("h2o", h2o)                                  \
+  X("h2o-true", h2o_true)                        \
+  X("kvpop", kvpop)                              \
+  X("future-oracle", future_oracle)              \
+  X("counter-causal", counter_causal)            \
+  X("counter-causal-fast", counter_causal_fast)
+
 namespace kvbench {
 
-// Each policy file defines one of these.
-std::unique_ptr<Policy> make_full_policy(const PolicyOptions&);
-std::unique_ptr<Policy> make_sliding_policy(const PolicyOptions&);
-std::unique_ptr<Policy> make_streaming_policy(const PolicyOptions&);
-std::unique_ptr<Policy> make_random_policy(const PolicyOptions&);
-std::unique_ptr<Policy> make_importance_policy(const PolicyOptions&);
-std::unique_ptr<Policy> make_tova_policy(const PolicyOptions&);
-std::unique_ptr<Policy> make_h2o_policy(const PolicyOptions&);
-std::unique_ptr<Policy> make_h2o_true_policy(const PolicyOptions&);
-std::unique_ptr<Policy> make_kvpop_policy(const PolicyOptions&);
-std::unique_ptr<Policy> make_future_oracle_policy(const PolicyOptions&);
-std::unique_ptr<Policy> make_counter_causal_policy(const PolicyOptions&);
-std::unique_ptr<Policy> make_counter_causal_fast_policy(const PolicyOptions&);
+#define KVBENCH_DECLARE_POLICY(name, id) std::unique_ptr<Policy> make_##id##_policy(const PolicyOptions&);
+KVBENCH_POLICIES(KVBENCH_DECLARE_POLICY)
+#undef KVBENCH_DECLARE_POLICY
 
 namespace {
 using Factory = std::function<std::unique_ptr<Policy>(const PolicyOptions&)>;
 
 const std::map<std::string, Factory>& factories() {
-  static const std::map<std::string, Factory> table = {
-      {"full", make_full_policy},
-      {"sliding", make_sliding_policy},
-      {"streaming", make_streaming_policy},
-      {"random", make_random_policy},
-      {"importance", make_importance_policy},
-      {"tova", make_tova_policy},
-      {"h2o", make_h2o_policy},
-      {"h2o-true", make_h2o_true_policy},
-      {"kvpop", make_kvpop_policy},
-      {"future-oracle", make_future_oracle_policy},
-      {"counter-causal", make_counter_causal_policy},
-      {"counter-causal-fast", make_counter_causal_fast_policy},
-  };
+#define KVBENCH_POLICY_ENTRY(name, id) {name, make_##id##_policy},
+  static const std::map<std::string, Factory> table = {KVBENCH_POLICIES(KVBENCH_POLICY_ENTRY)};
+#undef KVBENCH_POLICY_ENTRY
   return table;
 }
 }  // namespace
 
-std::unique_ptr<Policy> make_policy(const std::string& name, const PolicyOptions& options) {
-  auto it = factories().find(name);
-  if (it == factories().end()) {
-    std::string known;
-    for (const auto& n : policy_names()) known += (known.empty() ? "" : ", ") + n;
-    fail("unknown policy \"{}\" (known: {})", name, known);
-  }
-  return it->second(options);
+std::unique_ptr<Policy> make_policy(const std::string& spec, const PolicyOptions& options) {
+  const Spec parsed = parse_spec(spec, "policy");
+  auto it = factories().find(parsed.name);
+  if (it == factories().end()) fail("unknown policy \"{}\" (known: {})", parsed.name, fmt::join(policy_names(), ", "));
+  PolicyOptions with_knobs = options;
+  with_knobs.knobs = parsed.items;
+  auto policy = it->second(with_knobs);
+  with_knobs.knobs.check_all_read();
+  return policy;
 }
 
 std::vector<std::string> policy_names() {

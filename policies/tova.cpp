@@ -6,7 +6,7 @@
 // last layer's scores are the token scores above.
 #include <algorithm>
 
-#include "engine/generate.h"
+#include "engine/generate.h"  // up: prepare() receives GenerationSettings (policy.h), read for its budget
 #include "policies/policy.h"
 
 namespace kvbench {
@@ -19,11 +19,11 @@ class TovaPolicy final : public Policy {
     return {false, per_layer_ ? AttentionCapture::AllLayers : AttentionCapture::LastLayer};
   }
   KeepRule keep_rule(const CacheBudget& budget) const override {
-    return {false, budget.recent, ragged(budget) ? Granularity::PerKvHead : Granularity::Token};
+    return {false, budget.recent, budget.ragged ? Granularity::PerKvHead : Granularity::Token};
   }
-  bool scores_ragged_caches() const override { return true; }
+  ScoreKind score_kind() const override { return ScoreKind::PerKvHead; }
   void prepare(const Model&, const std::vector<int64_t>&, const GenerationSettings& settings, const StopCheck&) override {
-    per_layer_ = ragged(settings.budget);
+    per_layer_ = settings.budget.ragged;
   }
   void observe(const ForwardResult& step, const KvCache& cache) override {
     if (!per_layer_) {
@@ -50,8 +50,6 @@ class TovaPolicy final : public Policy {
   at::Tensor score(const ScoringContext&) override { return last_query_; }
 
  private:
-  static bool ragged(const CacheBudget& budget) { return budget.allocator != CacheBudget::Allocator::Uniform; }
-
   bool per_layer_ = false;  // the allocator gives layers their own entries: score per layer and KV head
   at::Tensor last_query_;   // [B, N] token level, or [B, L, KV, N]
 };

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/spec.h"
 #include "tasks/rng.h"
 #include "tasks/task_support.h"
 
@@ -109,18 +110,6 @@ Sample generate_sample(const RareFactSpec& spec, int index) {
   return sample;
 }
 
-std::uint64_t whole_number(const std::string& value, const std::string& key, const std::string& spec) {
-  if (value.empty() || value.size() > 18 || value.find_first_not_of("0123456789") != std::string::npos)
-    fail("rare-fact spec \"{}\": {} must be a whole number, got \"{}\"", spec, key, value);
-  return std::stoull(value);
-}
-
-int positive_int(const std::string& value, const std::string& key, const std::string& spec) {
-  const std::uint64_t number = whole_number(value, key, spec);
-  if (number == 0 || number > 10'000'000) fail("rare-fact spec \"{}\": {} must be in 1..10000000", spec, key);
-  return static_cast<int>(number);
-}
-
 std::vector<double> fractions(const std::string& value, const std::string& spec) {
   std::vector<double> result;
   std::istringstream items(value);
@@ -155,6 +144,7 @@ class RareFact : public Task {
  public:
   std::string name() const override { return "rare-fact"; }
   std::string default_dataset() const override { return "rare-fact:seed=0,samples=50,words=2000,facts=1"; }
+  bool reads_dataset() const override { return false; }
 
   std::vector<Sample> load(const std::filesystem::path& path) const override {
     return generate_rare_fact_samples(parse_rare_fact_spec(path.filename().string()));
@@ -206,19 +196,15 @@ RareFactSpec parse_rare_fact_spec(const std::string& text) {
   const std::string prefix = "rare-fact";
   if (text.rfind(prefix, 0) != 0 || (text.size() > prefix.size() && text[prefix.size()] != ':'))
     fail("rare-fact spec \"{}\": expected \"rare-fact:seed=0,samples=20,words=400,facts=1\"", text);
+  const SpecItems items = parse_spec(text, prefix).items;
+  constexpr int64_t kMostPerSpec = 10'000'000;
   RareFactSpec spec;
-  std::istringstream items(text.size() > prefix.size() ? text.substr(prefix.size() + 1) : "");
-  for (std::string item; std::getline(items, item, ',');) {
-    const auto equals = item.find('=');
-    if (equals == std::string::npos) fail("rare-fact spec \"{}\": \"{}\" is not key=value", text, item);
-    const std::string key = item.substr(0, equals), value = item.substr(equals + 1);
-    if (key == "seed") spec.seed = whole_number(value, key, text);
-    else if (key == "samples") spec.samples = positive_int(value, key, text);
-    else if (key == "words") spec.words = positive_int(value, key, text);
-    else if (key == "facts") spec.facts = positive_int(value, key, text);
-    else if (key == "positions") spec.positions = fractions(value, text);
-    else fail("rare-fact spec \"{}\": unknown key \"{}\" (seed, samples, words, facts, positions)", text, key);
-  }
+  spec.seed = items.integer("seed", static_cast<int64_t>(spec.seed), 0, 999'999'999'999'999'999);
+  spec.samples = items.integer("samples", spec.samples, 1, kMostPerSpec);
+  spec.words = items.integer("words", spec.words, 1, kMostPerSpec);
+  spec.facts = items.integer("facts", spec.facts, 1, kMostPerSpec);
+  if (const auto positions = items.text("positions")) spec.positions = fractions(*positions, text);
+  items.check_all_read();
   if (!spec.positions.empty() && static_cast<int>(spec.positions.size()) != spec.facts)
     fail("rare-fact spec \"{}\": {} positions for {} facts", text, spec.positions.size(), spec.facts);
   if (spec.facts > 99) fail("rare-fact spec \"{}\": at most 99 facts (lockers 1..99)", text);

@@ -6,47 +6,39 @@
 #include "common/error.h"
 #include "tasks/task.h"
 
+// The tasks, one line each in KVBENCH_TASKS: `X("name", id)` is the task that its file in tasks/ makes with
+// make_<id>_task(). A list rather than self-registering objects: the text side is a static library, and its
+// linker drops object files nothing refers to.
+#define KVBENCH_TASKS(X)                  \
+  X("livecodebench", livecodebench)       \
+  X("livecodebench-v6", livecodebench_v6) \
+  X("math500", math500)                   \
+  X("aime24", aime24)                     \
+  X("aime25", aime25)                     \
+  X("hmmt-feb-2025", hmmt_feb_2025)       \
+  X("hmmt-nov-2025", hmmt_nov_2025)       \
+  X("gpqa-diamond", gpqa_diamond)         \
+  X("longhealth", longhealth)             \
+  X("rare-fact", rare_fact)               \
+  X("qasper", qasper)                     \
+  X("qasper-longbench", qasper_longbench) \
+  X("qasper-paper", qasper_paper)         \
+  X("locomo", locomo)                     \
+  X("locomo-paper", locomo_paper)
+
 namespace kvbench::tasks {
 
-// Factories defined in the task files.
-std::unique_ptr<Task> make_livecodebench_task();
-std::unique_ptr<Task> make_livecodebench_v6_task();
-std::unique_ptr<Task> make_math500_task();
-std::unique_ptr<Task> make_aime24_task();
-std::unique_ptr<Task> make_aime25_task();
-std::unique_ptr<Task> make_hmmt_feb_2025_task();
-std::unique_ptr<Task> make_hmmt_nov_2025_task();
-std::unique_ptr<Task> make_gpqa_diamond_task();
-std::unique_ptr<Task> make_longhealth_task();
-std::unique_ptr<Task> make_rare_fact_task();
-std::unique_ptr<Task> make_qasper_task();
-std::unique_ptr<Task> make_qasper_longbench_task();
-std::unique_ptr<Task> make_qasper_paper_task();
-std::unique_ptr<Task> make_locomo_task();
-std::unique_ptr<Task> make_locomo_paper_task();
+#define KVBENCH_DECLARE_TASK(name, id) std::unique_ptr<Task> make_##id##_task();
+KVBENCH_TASKS(KVBENCH_DECLARE_TASK)
+#undef KVBENCH_DECLARE_TASK
 
 namespace {
 using Factory = std::function<std::unique_ptr<Task>()>;
 
-// Each task file defines its factory; add one line here per task.
 const std::map<std::string, Factory>& factories() {
-  static const std::map<std::string, Factory> table = {
-      {"livecodebench", make_livecodebench_task},
-      {"livecodebench-v6", make_livecodebench_v6_task},
-      {"math500", make_math500_task},
-      {"aime24", make_aime24_task},
-      {"aime25", make_aime25_task},
-      {"hmmt-feb-2025", make_hmmt_feb_2025_task},
-      {"hmmt-nov-2025", make_hmmt_nov_2025_task},
-      {"gpqa-diamond", make_gpqa_diamond_task},
-      {"longhealth", make_longhealth_task},
-      {"rare-fact", make_rare_fact_task},
-      {"qasper", make_qasper_task},
-      {"qasper-longbench", make_qasper_longbench_task},
-      {"qasper-paper", make_qasper_paper_task},
-      {"locomo", make_locomo_task},
-      {"locomo-paper", make_locomo_paper_task},
-  };
+#define KVBENCH_TASK_ENTRY(name, id) {name, make_##id##_task},
+  static const std::map<std::string, Factory> table = {KVBENCH_TASKS(KVBENCH_TASK_ENTRY)};
+#undef KVBENCH_TASK_ENTRY
   return table;
 }
 }  // namespace

@@ -48,6 +48,9 @@ class Task {
   virtual std::string name() const = 0;
   // Path of the dataset relative to a datasets root (e.g. "math500/test.jsonl").
   virtual std::string default_dataset() const = 0;
+  // False for a generated task: its --data is a spec it makes samples from ("name:key=value,…", parsed
+  // with common/spec.h), not a file, so nothing looks for it on disk.
+  virtual bool reads_dataset() const { return true; }
   // Throws kvbench::Error naming the file and record on malformed input.
   virtual std::vector<Sample> load(const std::filesystem::path& path) const = 0;
   virtual Prompt prompt(const Sample& sample) const = 0;

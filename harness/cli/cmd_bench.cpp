@@ -17,11 +17,10 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "common/error.h"
-#include "engine/cpu_threads.h"
+#include "model/cpu_threads.h"
 #include "engine/machine_rates.h"
 #include "model/linear.h"
 #include "model/weights.h"
-#include "policies/anticausal.h"
 
 namespace kvbench::cli {
 
@@ -265,17 +264,10 @@ double decode_flops(const Model& model, double cache) {
   return 2.0 * weights + 4.0 * static_cast<double>(c.num_layers * c.num_heads * c.head_dim) * cache;
 }
 
-// The work of one scoring pass (FLOP), for the policies whose pass is counted (policies/anticausal.h).
-std::optional<double> scoring_flops(const std::string& policy, const ModelConfig& c, int64_t n, int64_t min_gap) {
-  if (policy == "counter-causal") return anticausal_pass_flops(c, n, min_gap, c.num_layers, /*with_mlp=*/true);
-  if (policy == "counter-causal-fast") return anticausal_pass_flops(c, n, min_gap, 1, /*with_mlp=*/false);
-  return std::nullopt;
-}
-
 struct BatchTiming {
   double decode_tokens_per_second = 0.0, mean_cache = 0.0;
-  // The counted work of the refreshes run while decoding (scoring_flops), per second of decode; 0 when the
-  // policy's pass is not counted (its scoring is a few products over the cache's keys: no GEMM).
+  // The counted work of the refreshes run while decoding (Policy::scoring_flops), per second of decode; 0 when
+  // the policy's pass is not counted (its scoring is a few products over the cache's keys: no GEMM).
   double refresh_flops_per_second = 0.0;
 };
 
@@ -285,13 +277,14 @@ BatchTiming time_batch(const Model& model, const ThroughputBenchOptions& o, int6
   std::vector<std::unique_ptr<Policy>> policies;
   std::vector<std::unique_ptr<SampleGeneration>> generations;
   std::vector<SampleGeneration*> list;
+  CacheBudget budget;  // every sample's: the same options
   for (int64_t b = 0; b < B; ++b) {
-    policies.push_back(make_policy(o.policy.policy, {o.policy.seed, false, o.policy.scorer}));
-    GenerationSettings settings;
-    settings.budget = o.policy.budget(*policies.back(), 0);
-    settings.phrase = o.policy.phrase();
+    JobConfig job = o.policy.job();
+    job.max_new = o.new_tokens;
+    policies.push_back(make_policy(job.policy, policy_options(job)));
+    GenerationSettings settings = generation_settings(job, *policies.back(), 0, {});
     if (settings.budget.h <= 0) settings.budget.h = o.prompt_len;  // full cache: one prefill pass
-    settings.max_new_tokens = o.new_tokens;
+    budget = settings.budget;
     generations.push_back(std::make_unique<SampleGeneration>(
         model, *policies.back(), random_ids(o.prompt_len, model.config().vocab_size, seed + b), settings));
     list.push_back(generations.back().get());
@@ -308,7 +301,7 @@ BatchTiming time_batch(const Model& model, const ThroughputBenchOptions& o, int6
     timing.mean_cache += result.mean_cache_size / static_cast<double>(B);
     for (const RefreshRecord& r : result.refreshes)
       if (r.phase == "decode")
-        refresh_flops += scoring_flops(o.policy.policy, model.config(), r.size_before, o.policy.min_gap).value_or(0.0);
+        refresh_flops += policies.front()->scoring_flops(model.config(), r.size_before, budget).value_or(0.0);
   }
   const double decode_seconds = wall - prefill;
   timing.decode_tokens_per_second = tokens / decode_seconds;
@@ -407,6 +400,8 @@ void refresh_bench_round(const RefreshBenchOptions& o, const Model& model, std::
   const std::vector<double> sizes(o.sizes.begin(), o.sizes.end());
   // [policy][n]
   std::vector<std::vector<double>> ms(policies.size()), peak_mib(policies.size()), pass_mib(policies.size());
+  CacheBudget budget;  // what scoring_flops reads of it: min_gap
+  budget.min_gap = o.min_gap;
   for (size_t s = 0; s < o.sizes.size(); ++s) {
     const KvCache cache = filled_cache(model, o.sizes[s]);
     for (size_t p = 0; p < policies.size(); ++p) {
@@ -417,7 +412,7 @@ void refresh_bench_round(const RefreshBenchOptions& o, const Model& model, std::
       const int64_t peak_kb = status_kb("VmHWM:");
       peak_mib[p].push_back(peak_kb / 1024.0);
       pass_mib[p].push_back((peak_kb - resident_kb) / 1024.0);
-      const auto flops = scoring_flops(o.policies[p], model.config(), o.sizes[s], o.min_gap);
+      const auto flops = policies[p]->scoring_flops(model.config(), o.sizes[s], budget);
       const double gflops = flops ? *flops / 1e9 : NAN, rate = gflops / (ms[p].back() / 1e3);
       std::cout << fmt::format("{:>7}  {:<22} {:>10.1f} {:>9.1f} {:>9.1f} {:>6.1f}% {:>9.0f} {:>9.1f}\n", o.sizes[s],
                                o.policies[p], ms[p].back(), gflops, rate, 100 * rate / rates.gemm_gflops,
@@ -477,9 +472,9 @@ void add_bench_command(CLI::App& app) {
       "throughput",
       "Aggregate decode tokens/s of B samples decoded together (refreshes included), the speed-up over the first\n"
       "batch size, and the achieved GFLOP/s against the GEMM rate measured in the same run: per token 2 × linear\n"
-      "weights + 4 × layers × heads × head_dim × cache, plus the decode refreshes' scoring passes where their work\n"
-      "is counted (counter-causal, counter-causal-fast: as bench refresh counts it), whose share is the refresh\n"
-      "column (other policies score with a few products over the cached keys, left out: 0%)");
+      "weights + 4 × layers × heads × head_dim × cache, plus the decode refreshes' scoring work as each policy\n"
+      "reports it (as bench refresh counts it), whose share is the refresh column (a policy whose scoring is a\n"
+      "few products over the cached keys reports none: 0%)");
   throughput->model.add_to(t);
   throughput->policy.add_to(t);
   t->add_option("--batch", throughput->batches, "Batch sizes, comma-separated")->delimiter(',')->capture_default_str()

@@ -107,17 +107,19 @@ void run_generate(const GenerateOptions& o) {
   std::optional<Tokenizer> tokenizer;
   if (has_tokenizer) tokenizer = Tokenizer::load(o.model.model);
   const PreparedPrompt prompt = prepare_prompt(o, tokenizer ? &*tokenizer : nullptr);
-  auto policy = make_policy(o.policy.policy, {o.policy.seed, false, o.policy.scorer});
+  JobConfig job = o.policy.job();
+  job.temperature = o.temperature;
+  job.top_p = o.top_p;
+  job.seed = o.seed;
+  job.max_new = o.max_new;
+  job.rollouts = o.rollouts;
+  job.shadow = o.shadow;
+  auto policy = make_policy(job.policy, policy_options(job));
   if (o.policy.frozen == "auto" && o.system.empty()) fail("--frozen auto needs --system (the text it freezes)");
 
-  GenerationSettings settings;
-  settings.budget = o.policy.budget(*policy, prompt.system_tokens);
-  settings.phrase = o.policy.phrase();
-  settings.shadow_full = o.shadow == "full";
-  settings.sampling = {o.temperature, o.top_p, o.top_k, o.seed};
-  settings.max_new_tokens = o.max_new;
-  settings.rollouts = o.rollouts;
-  if (tokenizer) settings.eos_ids = tokenizer->eos_ids();
+  GenerationSettings settings =
+      generation_settings(job, *policy, prompt.system_tokens, tokenizer ? tokenizer->eos_ids() : std::vector<int64_t>{});
+  settings.sampling.top_k = o.top_k;  // a knob of generate alone, not a job field
   StopCheck stop;
   if (!o.stop.empty()) {
     if (!tokenizer) fail("--stop needs a tokenizer.json in the model directory");
@@ -146,7 +148,7 @@ void run_generate(const GenerateOptions& o) {
                 {"keep_span", settings.phrase.keep_span},
                 {"mean_cache_size", result.mean_cache_size},
                 {"peak_cache_size", result.peak_cache_size},
-                {"allocator", allocator_name(settings.budget.allocator)},
+                {"allocator", settings.budget.allocator},
                 {"mean_entries_per_head", result.mean_entries_per_head},
                 {"peak_cache_bytes", result.peak_cache_bytes},
                 {"prefill_seconds", result.prefill_seconds},

@@ -34,16 +34,11 @@ std::vector<std::string> split_ids(const std::string& text) {
 }
 
 JobConfig job_of(const RunCliOptions& o) {
-  JobConfig job;
+  JobConfig job = o.policy.job();
   job.model = o.model.model;
   job.task = o.task;
   job.data = o.data;
   job.prompt_mode = o.prompt_mode;
-  job.policy = o.policy.policy;
-  job.budget = o.policy.spec();
-  job.phrase = o.policy.phrase();
-  job.policy_seed = o.policy.seed;
-  job.scorer = o.policy.scorer;
   job.max_new = o.max_new;
   job.temperature = o.temperature;
   job.top_p = o.top_p;

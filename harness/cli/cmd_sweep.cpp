@@ -20,6 +20,7 @@
 #include "run/cost.h"
 #include "run/recipe.h"
 #include "run/sweep.h"
+#include "tasks/task.h"
 
 namespace kvbench::cli {
 
@@ -167,7 +168,7 @@ std::string prompts_key(const JobConfig& job) {
 
 bool has_inputs(const JobConfig& job) {
   return std::filesystem::exists(std::filesystem::path(job.model) / "tokenizer.json") &&
-         (job.task == "rare-fact" || std::filesystem::exists(job.data));
+         (!tasks::make_task(job.task)->reads_dataset() || std::filesystem::exists(job.data));
 }
 
 // Measures each (model, policy, J, h) once, loading each model once.

@@ -15,6 +15,7 @@ void add_train_demo_command(CLI::App& app);
 void add_train_scorer_command(CLI::App& app);
 void add_datasets_command(CLI::App& app);
 void add_doctor_command(CLI::App& app);
+void add_list_command(CLI::App& app);
 
 // One line: kvbench's version and commit, the libtorch, whether CUDA is compiled in, GPUs visible.
 std::string build_description();

@@ -8,7 +8,7 @@
 
 #include "cli/commands.h"
 #include "common/error.h"
-#include "engine/cpu_threads.h"
+#include "model/cpu_threads.h"
 
 int main(int argc, char** argv) {
   // Large temporaries (a long cache's attention scores: 67 MiB a block at n = 65536) are reused from the
@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   kvbench::cli::add_train_scorer_command(app);
   kvbench::cli::add_datasets_command(app);
   kvbench::cli::add_doctor_command(app);
+  kvbench::cli::add_list_command(app);
 
   try {
     app.parse(argc, argv);

@@ -1,10 +1,12 @@
 #include "cli/options.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 
 #include "common/error.h"
+#include "engine/allocator.h"
 #include "model/random_model.h"
 #include "run/job.h"
 
@@ -18,6 +20,19 @@ std::string existing_model(const std::string& model) {
                      "  huggingface-cli download Qwen/Qwen2.5-7B-Instruct --local-dir models/Qwen2.5-7B-Instruct\n"
                      "then pass --model models/Qwen2.5-7B-Instruct (or --model random:PRESET for random weights)",
                      model);
+}
+
+// Each registered allocator, what it does and the policies it serves.
+std::string allocator_help() {
+  std::string help = "How J is spread over layers and KV heads.";
+  for (const std::string& name : allocator_names()) {
+    const Allocator& allocator = find_allocator(name);
+    const std::vector<std::string> served = policies_served(allocator);
+    help += fmt::format(" {}: {} ({}).", name, allocator.summary(),
+                        allocator.needs() == ScoreKind::ByPosition ? "every policy"
+                                                                   : fmt::format("{}", fmt::join(served, ", ")));
+  }
+  return help + " A ragged allocator's cache holds fewer entries where the budget is smaller";
 }
 }  // namespace
 
@@ -61,17 +76,8 @@ void PolicyCliOptions::add_to(CLI::App* command) {
                                       "the whole prompt")
       ->check(CLI::IsMember({"chunked", "prefill_end"}))
       ->capture_default_str();
-  command->add_option("--allocator", allocator,
-                      "How J is spread over layers and KV heads. uniform: J in every layer and head. pyramid "
-                      "(PyramidKV): layer budgets fall linearly from the first layer to the last (ratio "
-                      "--pyramid-ratio), summing to layers x J. ada (Ada-KV): each layer's KV x J shared among its "
-                      "heads by score, so focused heads keep less. pyramid composes with every scorer: per-head ones "
-                      "(h2o-true, future-oracle, kvpop, tova: each layer's newest query, random) and token ones (h2o, "
-                      "importance: each layer's own keys; counter-causal[-fast]: one pass over the tokens any "
-                      "layer holds, each layer's queries reading only that layer's later entries); ada needs "
-                      "per-head scores (h2o-true, future-oracle, kvpop, tova, random). Not: sliding, streaming "
-                      "(they keep by position). The cache then holds fewer entries where the budget is smaller")
-      ->check(CLI::IsMember({"uniform", "pyramid", "ada"}))
+  command->add_option("--allocator", allocator, allocator_help())
+      ->check(CLI::IsMember(allocator_names()))
       ->capture_default_str();
   command->add_option("--pyramid-ratio", pyramid_ratio,
                       "pyramid: first layer's budget / last layer's (>= 1; 1 = uniform sizes). E.g. J=64, 8 layers, "
@@ -95,12 +101,18 @@ void PolicyCliOptions::add_to(CLI::App* command) {
                                           "untrained attention-mass fallback)");
 }
 
-CacheBudget PolicyCliOptions::budget(const Policy& p, int64_t auto_frozen_tokens) const {
-  return resolve_budget(spec(), p, auto_frozen_tokens);
-}
-
 BudgetSpec PolicyCliOptions::spec() const {
   return {J, h, recent, frozen, min_gap, sinks, mode, allocator, pyramid_ratio};
+}
+
+JobConfig PolicyCliOptions::job() const {
+  JobConfig job;
+  job.policy = policy;
+  job.budget = spec();
+  job.phrase = phrase();
+  job.policy_seed = seed;
+  job.scorer = scorer;
+  return job;
 }
 
 }  // namespace kvbench::cli

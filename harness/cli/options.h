@@ -36,9 +36,9 @@ struct PolicyCliOptions {
   int64_t smooth = 1, keep_span = 1;  // phrase rules (engine/score_transforms.h)
 
   void add_to(CLI::App* command);
-  // The budget for `policy`, with `auto_frozen_tokens` standing in for --frozen auto.
-  CacheBudget budget(const Policy& policy, int64_t auto_frozen_tokens) const;
   BudgetSpec spec() const;
+  // A job of these options' fields (policy, budget, phrase rules, seed, scorer), the rest at their defaults.
+  JobConfig job() const;
   PhraseRules phrase() const { return {smooth, keep_span}; }
 };
 

@@ -1,30 +1,13 @@
-// Budget allocators beyond uniform: how a refresh spreads the budget J over layers and KV heads, for any
-// scorer that can score a ragged cache (Policy::scores_ragged_caches): every scorer but sliding and
-// streaming, which keep by position. Per layer and KV head: h2o-true, future-oracle, kvpop, tova (each
-// layer's newest query), random. Token scores: h2o (by original position), importance (each layer's
-// own keys), counter-causal[-fast] (one pass over the tokens any layer holds, each layer's queries
-// reading only that layer's later entries; policies/anticausal.h). Uniform allocation
-// (the same J in every layer and head) is select_keep in engine/budget.h; these two give layers and heads
-// different sizes, so the cache becomes ragged (cache/kv_cache.h) and really holds less.
+// Budget allocators: how a refresh spreads the budget J over layers and KV heads. Scoring and budgeting
+// are separate concerns: a policy scores (policies/policy.h), an allocator turns the scores into a keep
+// set, so any scorer combines with any allocator that its scores can serve. One class per allocator in
+// engine/allocators/, listed one line each in engine/allocators/registry.cpp; the CLI's choices, its help
+// and `kvbench list allocators` (the README's table, the results schema check) are read from there.
 //
-// Every (layer, KV head) row always keeps its protected entries, exactly as uniform does: the frozen
-// prefix, then `sinks`, then the newest `recent` entries (counted over the entries the row holds, padding
-// excluded). The rest of the budget goes to candidates by score (highest, or lowest with keep_lowest;
-// ties to the older slot):
-//
-//   pyramid (PyramidKV, Cai et al. 2024): layer l has budget B_l (in J's units: frozen extra, sinks and
-//     recent included) falling linearly from B_0 to B_{L−1} = B_0 / ratio with Σ B_l = L·J:
-//       B_l = 2J/(1+r) · (r − (r−1)·l/(L−1)),  r = ratio ≥ 1  (L = 1: B_0 = J),
-//     rounded down, then the L·J − Σ⌊B_l⌋ missing units go one each to the layers with the largest
-//     fractional parts (ties: the lower layer), so budgets sum exactly to L·J. Every B_l must be at least
-//     sinks + recent (else the ratio is refused). Each head of layer l keeps its top (B_l − sinks − recent)
-//     candidates by its own scores; a token scorer's scores are shared by a layer's heads (h2o and
-//     counter-causal: by every layer holding the token), so each layer keeps its own top B_l among the
-//     entries it holds.
-//   ada (Ada-KV, Feng et al. 2024): in each layer the candidates of all KV heads compete together for the
-//     layer's KV·(J − sinks − recent) candidate slots, so the layer holds KV·(frozen + J) entries in all,
-//     and heads whose scores concentrate keep less (ties: the lower head, then the older slot). It needs
-//     per-head scores (token scorers — h2o, importance, counter-causal — are refused). Per-head minimum: the protected entries above.
+// Every (layer, KV head) row always keeps its protected entries: the frozen prefix, then `sinks`, then the
+// newest `recent` entries (of a ragged cache: counted over the entries the row holds, padding excluded).
+// The rest of the budget goes to candidates by score (highest, or lowest with keep_lowest; ties to the
+// older slot).
 #pragma once
 #include <ATen/ATen.h>
 
@@ -36,21 +19,38 @@
 
 namespace kvbench {
 
-CacheBudget::Allocator parse_allocator(const std::string& name);  // uniform | pyramid | ada, else kvbench::Error
-std::string allocator_name(CacheBudget::Allocator allocator);
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual std::string name() const = 0;
+  // One sentence for --help and `kvbench list allocators`: what the allocator does with J.
+  virtual std::string summary() const = 0;
+  // The least a policy's scores must serve (policies/policy.h ScoreKind); a policy giving less is refused.
+  virtual ScoreKind needs() const = 0;
+  // Layers and heads get sizes of their own: the cache becomes ragged (cache/kv_cache.h) and really holds
+  // less where the budget is smaller; scores are then [B, L, KV, N] (CacheBudget::ragged).
+  virtual bool ragged() const { return true; }
+  // Reads --pyramid-ratio (the first layer's budget / the last's), which is then part of the job's identity.
+  virtual bool uses_pyramid_ratio() const { return false; }
+  // Throws kvbench::Error when `budget` leaves a layer of a `layers`-layer model below `rule`'s protected entries.
+  virtual void check_budget(const CacheBudget& budget, const KeepRule& rule, int64_t layers) const {}
+  // The slots a refresh keeps, from the policy's scores over `cache` (undefined when it keeps by position):
+  // [B, M] or [B, KV, M] (rule.granularity) of a uniform cache; of a ragged one [B, L, KV, M], each row
+  // ascending then -1 padding (KvCache::compact_ragged).
+  virtual at::Tensor keep(const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
+                          const KeepRule& rule) const = 0;
+};
 
-// Pyramid budgets B_0 … B_{L−1} (see above); kvbench::Error when one falls below `minimum`.
-std::vector<int64_t> pyramid_budgets(int64_t J, int64_t layers, double ratio, int64_t minimum);
+// The allocator registered under `name`; kvbench::Error naming the known ones otherwise.
+const Allocator& find_allocator(const std::string& name);
+std::vector<std::string> allocator_names();
 
-// The keep set of a pyramid or ada refresh from scores [B, L, KV, ≥ N] over `cache` (padding slots
-// ignored), or [B, N] token-level scores of a token-level cache (shared by every layer and head):
-// [B, L, KV, M] slots, each row ascending then -1 padding (KvCache::compact_ragged).
-at::Tensor allocate_ragged(const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
-                           const KeepRule& rule);
+// The evicting policies whose scores serve `allocator`, in registry order.
+std::vector<std::string> policies_served(const Allocator& allocator);
 
-// Throws kvbench::Error when `budget.allocator` cannot serve `policy` (a scorer that cannot score a
-// ragged cache; a token-level scorer with ada), the pyramid ratio leaves a layer below its protected entries,
-// or phrase rules (--smooth, --keep-span: one token-level ranking) meet an allocator other than uniform.
+// Throws kvbench::Error when `budget.allocator` cannot serve `policy` (its scores are of a lesser kind than
+// the allocator needs), the budget leaves a layer below its protected entries, or phrase rules (--smooth,
+// --keep-span: one token-level ranking) meet a ragged allocator.
 void validate_allocator(const CacheBudget& budget, const PhraseRules& phrase, const Policy& policy,
                         const ModelConfig& config);
 

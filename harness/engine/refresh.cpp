@@ -52,14 +52,11 @@ std::vector<at::Tensor> score_jobs(const Model& model, const std::vector<Refresh
 void compact(const RefreshJob& job, const at::Tensor& scores, RefreshRecord& record) {
   const auto start = std::chrono::steady_clock::now();
   const KeepRule rule = job.policy.keep_rule(job.budget);
-  const bool ragged = job.budget.allocator != CacheBudget::Allocator::Uniform;
-  // Phrase rules run on the uniform allocator only (SampleGeneration refuses them with pyramid / ada).
-  const at::Tensor keep =
-      ragged ? allocate_ragged(scores, job.cache, job.budget, rule)
-             : select_keep(ranking_scores(scores, record.candidates_begin, record.candidates_end, job.phrase,
-                                          rule.keep_lowest),
-                           job.cache.size(), job.budget.J, job.budget.frozen, rule);
-  if (ragged)
+  // Phrase rules meet only allocators that are not ragged (validate_allocator); inactive, they change nothing.
+  const at::Tensor ranked =
+      ranking_scores(scores, record.candidates_begin, record.candidates_end, job.phrase, rule.keep_lowest);
+  const at::Tensor keep = find_allocator(job.budget.allocator).keep(ranked, job.cache, job.budget, rule);
+  if (job.budget.ragged)
     job.cache.compact_ragged(keep);
   else if (rule.granularity == Granularity::PerKvHead)
     job.cache.compact_per_head(keep);

@@ -7,7 +7,7 @@
 
 #include "common/error.h"
 #include "io/hdf5.h"
-#include "report/stats.h"
+#include "common/stats.h"
 
 namespace kvbench {
 

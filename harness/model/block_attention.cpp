@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/cpu_threads.h"
+#include "model/cpu_threads.h"
 
 namespace kvbench {
 

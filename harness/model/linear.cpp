@@ -13,7 +13,7 @@
 #include <numeric>
 #include <utility>
 
-#include "engine/cpu_threads.h"
+#include "model/cpu_threads.h"
 #include "model/linear_kernels.h"
 
 namespace kvbench {

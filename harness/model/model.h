@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cache/kv_cache.h"
+#include "cache/kv_cache.h"  // up: a step reads and appends the cache it is given (Algorithm 2)
 #include "model/config.h"
 
 namespace kvbench {

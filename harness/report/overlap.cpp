@@ -7,7 +7,7 @@
 #include <tuple>
 
 #include "common/error.h"
-#include "report/stats.h"
+#include "common/stats.h"
 
 namespace kvbench {
 

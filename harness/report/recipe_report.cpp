@@ -5,7 +5,7 @@
 #include <functional>
 
 #include "common/error.h"
-#include "report/stats.h"
+#include "common/stats.h"
 
 namespace kvbench {
 

@@ -10,7 +10,7 @@
 #include <tuple>
 
 #include "common/error.h"
-#include "report/stats.h"
+#include "common/stats.h"
 
 namespace kvbench {
 
@@ -163,9 +163,10 @@ std::map<std::pair<int64_t, std::string>, double> defined_unit_values(
 
 std::string policy_label(const json& config) {
   std::string label = config.at("policy").get<std::string>();
-  const std::string allocator = config.value("allocator", "uniform");
-  if (allocator == "pyramid") return fmt::format("{}+pyramid:{:g}", label, config.value("pyramid_ratio", 2.0));
-  return allocator == "uniform" ? label : label + "+" + allocator;
+  if (!config.contains("allocator")) return label;  // uniform: identities as before allocators
+  label += "+" + config.at("allocator").get<std::string>();
+  return config.contains("pyramid_ratio") ? fmt::format("{}:{:g}", label, config.at("pyramid_ratio").get<double>())
+                                          : label;
 }
 
 JobResults load_job_results(const std::filesystem::path& file) {

@@ -32,11 +32,12 @@ std::vector<int64_t> prompt_lengths(const JobConfig& job, const Tokenizer& token
 
 Workload job_workload(const JobConfig& job, const std::vector<int64_t>& prompt_lengths) {
   Workload w;
+  const bool evicts = make_policy(job.policy)->evicts();
   for (const int64_t prompt : prompt_lengths) {
     ++w.samples;
     w.prompt_tokens += prompt;
     w.new_tokens += job.rollouts * job.max_new;
-    if (job.policy != "full" && job.budget.h > 0) w.refreshes += (prompt + job.max_new) / job.budget.h;
+    if (evicts && job.budget.h > 0) w.refreshes += (prompt + job.max_new) / job.budget.h;
   }
   return w;
 }
@@ -44,7 +45,9 @@ Workload job_workload(const JobConfig& job, const std::vector<int64_t>& prompt_l
 Speed measure_speed(const Model& model, const JobConfig& job) {
   // A scorer not trained yet costs about what the untrained fallback does.
   const std::string scorer = std::filesystem::exists(job.scorer) ? job.scorer : std::string();
-  auto policy = [&] { return make_policy(job.policy, {job.policy_seed, false, scorer}); };
+  PolicyOptions options = policy_options(job);
+  options.scorer_path = scorer;
+  auto policy = [&] { return make_policy(job.policy, options); };
   GenerationSettings settings;
   settings.budget = resolve_budget(job.budget, *policy(), 0);
   settings.phrase = job.phrase;

@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "engine/allocator.h"
+#include "engine/generate.h"
 
 namespace kvbench {
 
@@ -34,7 +35,8 @@ CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t
   if (spec.mode != "chunked" && spec.mode != "prefill_end")
     fail("mode must be chunked or prefill_end (got \"{}\")", spec.mode);
   b.mode = spec.mode == "chunked" ? CacheBudget::Mode::Chunked : CacheBudget::Mode::PrefillEnd;
-  b.allocator = parse_allocator(spec.allocator);
+  b.allocator = spec.allocator;
+  b.ragged = find_allocator(spec.allocator).ragged();
   b.pyramid_ratio = spec.pyramid_ratio;
   return b;
 }
@@ -43,10 +45,31 @@ namespace {
 // Allocator fields appear only when they change results, so every job from before allocators (uniform)
 // keeps its identity, file name and resume key.
 void add_allocator_fields(json& out, const BudgetSpec& b) {
-  if (b.allocator != "uniform") out["allocator"] = b.allocator;
-  if (b.allocator == "pyramid") out["pyramid_ratio"] = b.pyramid_ratio;
+  if (b.allocator == BudgetSpec{}.allocator) return;
+  out["allocator"] = b.allocator;
+  if (find_allocator(b.allocator).uses_pyramid_ratio()) out["pyramid_ratio"] = b.pyramid_ratio;
 }
 }  // namespace
+
+PolicyOptions policy_options(const JobConfig& job) {
+  PolicyOptions options;
+  options.seed = job.policy_seed;
+  options.scorer_path = job.scorer;
+  return options;
+}
+
+GenerationSettings generation_settings(const JobConfig& job, const Policy& policy, int64_t system_tokens,
+                                       std::vector<int64_t> eos_ids) {
+  GenerationSettings settings;
+  settings.budget = resolve_budget(job.budget, policy, system_tokens);
+  settings.phrase = job.phrase;
+  settings.sampling = {job.temperature, job.top_p, /*top_k=*/0, job.seed};
+  settings.max_new_tokens = job.max_new;
+  settings.rollouts = job.rollouts;
+  settings.eos_ids = std::move(eos_ids);
+  settings.shadow_full = job.shadow == "full";
+  return settings;
+}
 
 json to_json(const JobConfig& j) {
   json out = {{"model", j.model},         {"task", j.task},

@@ -52,6 +52,14 @@ struct JobConfig {
   std::string shadow;              // "full": also decode with a full cache, teacher-forced (engine/shadow.h)
 };
 
+// The options a job's fields give its policy (seed, learned scorer; knobs travel in `policy` itself).
+PolicyOptions policy_options(const JobConfig& job);
+
+// How `job` generates with `policy`: the budget (frozen = auto counts `system_tokens`), phrase rules,
+// sampling, lengths and the shadow run. The one place a job's fields become GenerationSettings.
+GenerationSettings generation_settings(const JobConfig& job, const Policy& policy, int64_t system_tokens,
+                                       std::vector<int64_t> eos_ids);
+
 json to_json(const JobConfig& job);
 // Throws kvbench::Error naming `where` and the field on unknown or ill-typed fields.
 JobConfig job_from_json(const json& value, const std::string& where);

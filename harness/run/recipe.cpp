@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/json_file.h"
 #include "run/datasets.h"
+#include "tasks/task.h"
 
 namespace kvbench {
 
@@ -247,7 +248,7 @@ std::vector<std::string> missing_inputs(const std::vector<SweepJob>& jobs,
       report(job.scorer, fmt::format("scorer {}: does not exist (train it with `kvbench train-scorer --model {} "
                                      "--out {} ...`, or point --scorers-dir to where it is)",
                                      job.scorer, job.model, job.scorer));
-    if (job.task != "rare-fact" && !std::filesystem::exists(job.data))
+    if (tasks::make_task(job.task)->reads_dataset() && !std::filesystem::exists(job.data))
       report(job.data, fmt::format("dataset {}: {} does not exist (fetch it with `kvbench datasets fetch {}`, or "
                                    "pass --data-root DIR; sources: datasets/README.md)",
                                    job.task, job.data, dataset_source(job.task).name));

@@ -125,16 +125,10 @@ std::unique_ptr<SampleInFlight> start_sample(const JobConfig& job, const tasks::
   auto in_flight = std::make_unique<SampleInFlight>(SampleInFlight{
       sample, encode_prompt(task.prompt(sample), tokenizer, job.prompt_mode == "chat"),
       // A fresh policy per sample: results never depend on which samples ran before (resume, shards, batching).
-      make_policy(job.policy, {job.policy_seed, false, job.scorer}), nullptr});
+      make_policy(job.policy, policy_options(job)), nullptr});
   const EncodedPrompt& prompt = in_flight->prompt;
-  GenerationSettings settings;
-  settings.budget = resolve_budget(job.budget, *in_flight->policy, prompt.system_tokens);
-  settings.phrase = job.phrase;
-  settings.shadow_full = job.shadow == "full";
-  settings.sampling = {job.temperature, job.top_p, 0, job.seed};
-  settings.max_new_tokens = job.max_new;
-  settings.rollouts = job.rollouts;
-  settings.eos_ids = tokenizer.eos_ids();
+  const GenerationSettings settings =
+      generation_settings(job, *in_flight->policy, prompt.system_tokens, tokenizer.eos_ids());
   check_cache_fits(job, *in_flight->policy, settings.budget, model, static_cast<int64_t>(prompt.ids.size()), sample.id);
   StopCheck stop = [&task, &tokenizer](int64_t, const std::vector<int64_t>& generated) {
     return task.should_stop(tokenizer.decode(generated));
@@ -263,9 +257,9 @@ void check_bounds(const JobConfig& job) {
 JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root) {
   const auto task = tasks::make_task(job.task);
   // A sweep's base may name a scorer for a grid of policies: only kvpop reads it, so the others drop it.
-  if (job.policy != "kvpop") job.scorer.clear();
-  make_policy(job.policy, {job.policy_seed, false, job.scorer});  // unknown names, bad scorers fail before a model loads
-  parse_allocator(job.budget.allocator);
+  if (!make_policy(job.policy)->reads_learned_scorer()) job.scorer.clear();
+  make_policy(job.policy, policy_options(job));  // unknown names and knobs, bad scorers fail before a model loads
+  find_allocator(job.budget.allocator);
   if (!job.shadow.empty() && job.shadow != "full") fail("shadow must be \"\" or \"full\" (got \"{}\")", job.shadow);
   if (job.prompt_mode != "raw" && job.prompt_mode != "chat")
     fail("prompt mode must be raw or chat (got \"{}\")", job.prompt_mode);

@@ -9,7 +9,7 @@
 
 #include "common/build_info.h"
 #include "common/error.h"
-#include "engine/cpu_threads.h"
+#include "model/cpu_threads.h"
 #include "engine/generate.h"
 #include "model/checkpoint_writer.h"
 #include "model/random_model.h"

@@ -2,7 +2,7 @@
 // (engine/cpu_threads.h), so no idle BLAS worker spins beside the other tests.
 #include <ATen/Parallel.h>
 
-#include "engine/cpu_threads.h"
+#include "model/cpu_threads.h"
 
 namespace {
 const bool aligned = [] {

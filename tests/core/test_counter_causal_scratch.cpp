@@ -260,7 +260,7 @@ TEST_CASE("counter-causal over a ragged cache equals a from-scratch recomputatio
         CacheBudget budget;
         budget.J = 4;
         budget.min_gap = min_gap;
-        budget.allocator = CacheBudget::Allocator::Pyramid;
+        budget.allocator = "pyramid";
         const at::Tensor got = make_policy(policy_name)->score({model, cache, budget})[0];  // [L, KV, N]
         const Reads later = [&](int64_t l, int64_t kv, int64_t i, int64_t j) {
           return held(l, kv, j) && pos[j] > pos[i] + min_gap;

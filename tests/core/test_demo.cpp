@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/json_file.h"
-#include "engine/cpu_threads.h"
+#include "model/cpu_threads.h"
 #include "model_test_util.h"
 #include "test_support.h"
 #include "train/demo.h"

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "engine/allocator.h"
+#include "engine/allocators/pyramid.h"
 #include "model/random_model.h"
 #include "run/job.h"
 #include "model_test_util.h"
@@ -188,15 +189,15 @@ TEST_CASE("validate_allocator: phrase rules need the uniform allocator", "[alloc
   budget.J = 32;
   budget.h = 8;
   const std::string needs_uniform = "they need --allocator uniform";
-  for (const auto& [policy_name, allocator] : {std::pair{"counter-causal", CacheBudget::Allocator::Pyramid},
-                                               std::pair{"h2o-true", CacheBudget::Allocator::Ada}}) {
+  for (const auto& [policy_name, allocator] : {std::pair{"counter-causal", "pyramid"},
+                                               std::pair{"h2o-true", "ada"}}) {
     INFO(policy_name);
     const auto policy = make_policy(policy_name);
     budget.allocator = allocator;
     CHECK_NOTHROW(validate_allocator(budget, PhraseRules{}, *policy, config));
     CHECK_THROWS_WITH(validate_allocator(budget, PhraseRules{3, 1}, *policy, config), Catch::Contains(needs_uniform));
     CHECK_THROWS_WITH(validate_allocator(budget, PhraseRules{1, 2}, *policy, config), Catch::Contains(needs_uniform));
-    budget.allocator = CacheBudget::Allocator::Uniform;
+    budget.allocator = "uniform";
     CHECK_NOTHROW(validate_allocator(budget, PhraseRules{3, 2}, *policy, config));
   }
 }

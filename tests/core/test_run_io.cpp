@@ -10,7 +10,7 @@
 
 #include "common/error.h"
 #include "io/results.h"
-#include "report/stats.h"
+#include "common/stats.h"
 #include "run/job_lock.h"
 #include "run/journal.h"
 #include "test_support.h"

@@ -7,7 +7,9 @@ number of the output must equal the code).
 Usage: check_results_schema.py FILE.h5 EXPECTED_ROLLOUTS token|per-head
 """
 import json
+import os
 import re
+import subprocess
 import sys
 
 import h5py
@@ -25,7 +27,13 @@ ROWS = {"sample_id": "str", "rollout": "i", "seed": "i", "prompt_length": "i", "
         "gold": "str", "score": "f", "wall_seconds": "f", "refresh_count": "i", "mean_cache_size": "f", "key_retention": "f",
         "peak_cache_size": "i", "mean_entries_per_head": "f", "peak_cache_bytes": "f",
         "shadow_kl": "vlen-float32", "shadow_top1": "vlen"}
-ALLOCATOR_FIELDS = {"allocator", "pyramid_ratio"}  # in the config only when not uniform
+ALLOCATOR_FIELDS = {"allocator", "pyramid_ratio"}  # in the config only when not the default allocator
+
+
+def registered_allocators():
+    """The allocators the binary registers (`kvbench list allocators`), the default first."""
+    listed = subprocess.run([os.environ["KVBENCH"], "list", "allocators"], capture_output=True, text=True, check=True)
+    return listed.stdout.split()
 REFRESHES = {"row": "i", "phase": "str", "step": "i", "processed": "i", "size_before": "i", "size_after": "i",
              "layers": "i", "kv_heads": "i", "kept_positions": "vlen", "scoring_ms": "f", "compaction_ms": "f",
              "scores": "vlen-float32", "candidates_begin": "i", "candidates_end": "i",
@@ -68,8 +76,9 @@ def main(path, expected_rollouts, granularity):
     config = json.loads(text(f.attrs["config"]))
     assert set(CONFIG_FIELDS) <= set(config) <= set(CONFIG_FIELDS) | ALLOCATOR_FIELDS, f"config fields {sorted(config)}"
     ragged = "allocator" in config
-    assert config.get("allocator") in (None, "pyramid", "ada"), "uniform must leave the identity as before allocators"
-    assert ("pyramid_ratio" in config) == (config.get("allocator") == "pyramid"), "pyramid_ratio only for pyramid"
+    default_allocator, *others = registered_allocators()
+    assert config.get("allocator") in [None, *others], f"{default_allocator} must leave the identity as before allocators"
+    assert "pyramid_ratio" not in config or ragged, "pyramid_ratio only with an allocator that reads it"
     model = json.load(open(f"{config['model']}/config.json"))
     kv_bytes_per_slot = 2 * model["num_hidden_layers"] * model["num_key_value_heads"] * \
         model.get("head_dim", model["hidden_size"] // model["num_attention_heads"]) * (4 if config["dtype"] == "float32" else 2)

@@ -1,4 +1,4 @@
-#include "engine/cpu_threads.h"
+#include "model/cpu_threads.h"
 
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
