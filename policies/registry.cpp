@@ -21,7 +21,8 @@
   X("kvpop", kvpop)                              \
   X("future-oracle", future_oracle)              \
   X("counter-causal", counter_causal)            \
-  X("counter-causal-fast", counter_causal_fast)
+  X("counter-causal-fast", counter_causal_fast)  \
+  /* (one line each, ending in a backslash, before this one) */
 
 namespace kvbench {
 

@@ -24,7 +24,8 @@
   X("qasper-longbench", qasper_longbench) \
   X("qasper-paper", qasper_paper)         \
   X("locomo", locomo)                     \
-  X("locomo-paper", locomo_paper)
+  X("locomo-paper", locomo_paper)         \
+  /* (one line each, ending in a backslash, before this one) */
 
 namespace kvbench::tasks {
 

@@ -11,7 +11,8 @@
 #define KVBENCH_ALLOCATORS(X) \
   X(uniform)                  \
   X(pyramid)                  \
-  X(ada)
+  X(ada)                      \
+  /* (one line each, ending in a backslash, before this one) */
 
 namespace kvbench {
 
