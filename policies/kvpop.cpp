@@ -23,6 +23,7 @@ class KvpopPolicy final : public Policy {
     return {false, scorer_ ? AttentionCapture::None : AttentionCapture::AllLayers};
   }
   int64_t default_recent(int64_t J) const override { return J / 4; }
+  bool reads_learned_scorer() const override { return true; }
   KeepRule keep_rule(const CacheBudget& budget) const override {
     return {false, budget.recent, Granularity::PerKvHead, budget.sinks};
   }

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <nlohmann/json.hpp>
+
 #include <iostream>
 #include <memory>
 
@@ -17,21 +19,39 @@ namespace {
 struct ListOptions {
   std::string what;
   bool markdown = false;
+  bool json = false;
 };
+
+std::string served_text(const Allocator& allocator) {
+  return allocator.needs() == ScoreKind::ByPosition ? "every policy"
+                                                    : fmt::format("`{}`", fmt::join(policies_served(allocator), "`, `"));
+}
 
 void print_allocator_table() {
   std::cout << "| allocator | what it does with J | policies it serves |\n|---|---|---|\n";
   for (const std::string& name : allocator_names()) {
     const Allocator& allocator = find_allocator(name);
-    const std::string served = allocator.needs() == ScoreKind::ByPosition
-                                   ? "every policy"
-                                   : fmt::format("`{}`", fmt::join(policies_served(allocator), "`, `"));
-    std::cout << fmt::format("| `{}` | {} | {} |\n", name, allocator.summary(), served);
+    std::cout << fmt::format("| `{}` | {} | {} |\n", name, allocator.summary(), served_text(allocator));
   }
+}
+
+// What a results file's config may hold for each allocator (tests/scripts/check_results_schema.py).
+void print_allocator_json() {
+  nlohmann::json out = nlohmann::json::array();
+  for (const std::string& name : allocator_names()) {
+    const Allocator& allocator = find_allocator(name);
+    out.push_back({{"name", name},
+                   {"ragged", allocator.ragged()},
+                   {"uses_pyramid_ratio", allocator.uses_pyramid_ratio()},
+                   {"policies", allocator.needs() == ScoreKind::ByPosition ? policy_names()
+                                                                            : policies_served(allocator)}});
+  }
+  std::cout << out.dump(1) << "\n";
 }
 
 void print_list(const ListOptions& o) {
   if (o.what == "allocators" && o.markdown) return print_allocator_table();
+  if (o.what == "allocators" && o.json) return print_allocator_json();
   for (const std::string& name : o.what == "allocators" ? allocator_names() : policy_names()) std::cout << name << "\n";
 }
 
@@ -44,6 +64,8 @@ void add_list_command(CLI::App& app) {
       ->required()
       ->check(CLI::IsMember({"allocators", "policies"}));
   command->add_flag("--markdown", options->markdown, "allocators: the README's table (what each does, whom it serves)");
+  command->add_flag("--json", options->json, "allocators: each one's name, whether it makes the cache ragged, "
+                    "whether it reads --pyramid-ratio, the policies it serves");
   command->callback([options] { print_list(*options); });
 }
 

@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   int threads = 0;
   app.add_flag("-v,--verbose", verbose, "Debug logging");
   app.set_version_flag("--version", [] { return kvbench::cli::build_description(); });
-  // Default (engine/cpu_threads.h): one thread per logical CPU, large products on one per physical core,
+  // Default (model/cpu_threads.h): one thread per logical CPU, large products on one per physical core,
   // BLAS single-threaded inside that pool; --threads N fixes the count, as bit-for-bit training and
   // processes side by side need.
   app.add_option("--threads", threads,

@@ -51,7 +51,7 @@ class SampleGeneration::Rollouts {
   }
 
   bool any_active() const { return std::find(active_.begin(), active_.end(), true) != active_.end(); }
-  bool active(int64_t b) const { return active_[b]; }
+  const std::vector<bool>& active() const { return active_; }
 
   // Every rollout's latest token, [B, 1]; finished rollouts keep feeding theirs (their output is final).
   at::Tensor last_tokens(at::Device device) const {
@@ -103,10 +103,7 @@ SampleGeneration::SampleGeneration(const Model& model, Policy& policy, std::vect
   validate(settings_, static_cast<int64_t>(prompt.size()), policy_);
   validate_allocator(settings_.budget, settings_.phrase, policy_, model_.config());
   result_.prompt = std::move(prompt);
-  if (settings_.shadow_full) {
-    shadow_ = std::make_unique<ShadowCache>(model_);
-    result_.fidelity.resize(settings_.rollouts);
-  }
+  if (settings_.shadow_full) observers_.push_back(std::make_unique<ShadowRun>(model_, settings_.rollouts));
   policy_.reset();
   policy_.prepare(model_, result_.prompt, settings_, stop_);
 }
@@ -126,8 +123,7 @@ void SampleGeneration::add_refresh(RefreshRecord record, const char* phase, int6
   record.step = index;
   record.processed = processed;
   result_.refreshes.push_back(std::move(record));
-  if (shadow_)  // this refresh's window of lost attention opens (engine/shadow.h)
-    result_.lost_attention.push_back({cache_.num_layers(), std::vector<std::vector<float>>(settings_.rollouts)});
+  for (auto& observer : observers_) observer->refreshed(cache_);
 }
 
 void SampleGeneration::prefill() {
@@ -137,14 +133,14 @@ void SampleGeneration::prefill() {
   const int64_t P = static_cast<int64_t>(result_.prompt.size());
   const at::Tensor prompt_ids = at::tensor(result_.prompt, at::kLong).unsqueeze(0).to(device);
   const int64_t chunk = budget.mode == CacheBudget::Mode::Chunked ? budget.h : P;
-  at::Tensor logits, full_logits;
+  at::Tensor logits;
   for (int64_t begin = 0, index = 0; begin < P; begin += chunk, ++index) {
     const int64_t length = std::min(chunk, P - begin);
     StepInput input{prompt_ids.narrow(1, begin, length),
                     at::arange(begin, begin + length, at::kLong).unsqueeze(0).to(device), &cache_, {}};
     input.options.attention = policy_.needs().step_attention;
     const ForwardResult step = model_.forward({input}).front();
-    if (shadow_) full_logits = feed_shadow(input.ids, input.positions);
+    for (auto& observer : observers_) observer->prompt_chunk(input.ids, input.positions, cache_);
     observe(step);
     if (policy_.evicts() && cache_.size() > budget.J + budget.frozen)
       add_refresh(refresh(model_, cache_, policy_, budget, settings_.phrase), "prefill", index, begin + length);
@@ -155,11 +151,10 @@ void SampleGeneration::prefill() {
   if (R > 1) {
     cache_.expand_batch(R);
     policy_.expand_batch(R);
-    if (shadow_) shadow_->expand_batch(R);
     logits = logits.expand({R, logits.size(1), logits.size(2)});
   }
   rollouts_ = std::make_unique<Rollouts>(settings_, stop_);
-  if (shadow_) compare_with_shadow(logits.select(1, logits.size(1) - 1), full_logits);
+  for (auto& observer : observers_) observer->prompt_done(logits.select(1, logits.size(1) - 1), R);
   rollouts_->choose(logits);  // reading the first token waits for the device: prefill time = time to first token
   result_.prefill_seconds = seconds_since(start);
   decode_start_ = Clock::now();
@@ -174,15 +169,16 @@ StepInput SampleGeneration::next_step() {
   StepInput input{rollouts_->last_tokens(device), at::full({settings_.rollouts, 1}, P + step_ - 1, at::kLong).to(device),
                   &cache_, {}};
   input.options.attention = policy_.needs().step_attention;
-  if (shadow_) std::tie(fed_ids_, fed_positions_) = std::tie(input.ids, input.positions);
+  if (!observers_.empty()) std::tie(fed_ids_, fed_positions_) = std::tie(input.ids, input.positions);
   return input;
 }
 
 bool SampleGeneration::observe_step(const ForwardResult& step) {
   cache_size_sum_ += static_cast<double>(cache_.size());
   entries_sum_ += cache_.mean_entries_per_head();
-  if (shadow_)  // the step's logits were computed before any refresh of this step
-    compare_with_shadow(step.logits.select(1, step.logits.size(1) - 1), feed_shadow(fed_ids_, fed_positions_));
+  for (auto& observer : observers_)  // before any refresh of this step, as the step's logits were computed
+    observer->decode_step(fed_ids_, fed_positions_, step.logits.select(1, step.logits.size(1) - 1), cache_,
+                          rollouts_->active());
   observe(step);
   return policy_.evicts() && processed() % settings_.budget.h == 0;
 }
@@ -201,30 +197,11 @@ void SampleGeneration::choose_next(const ForwardResult& step) {
   if (done()) result_.decode_seconds = seconds_since(decode_start_);
 }
 
-void SampleGeneration::compare_with_shadow(const at::Tensor& policy_logits, const at::Tensor& full_logits) {
-  for (int64_t b = 0; b < settings_.rollouts; ++b)
-    if (rollouts_->active(b))  // finished rollouts keep feeding their last token, but choose nothing
-      record_fidelity(result_.fidelity[b], full_logits[std::min(b, full_logits.size(0) - 1)], policy_logits[b]);
-}
-
-at::Tensor SampleGeneration::feed_shadow(const at::Tensor& ids, const at::Tensor& positions) {
-  const bool window_open = !result_.lost_attention.empty();  // before the first refresh nothing is missing
-  const ShadowStep full = shadow_->feed(ids, positions, window_open);
-  if (!window_open) return full.logits;
-  const at::Tensor lost = attention_on_absent(full.attention, cache_).to(at::kCPU, at::kFloat);  // [B, T, L], read here
-  auto& window = result_.lost_attention.back().by_rollout;
-  for (int64_t b = 0; b < settings_.rollouts; ++b)
-    if (!rollouts_ || rollouts_->active(b)) {  // a finished rollout's fed token is no query of its sequence
-      const at::Tensor mine = lost[std::min(b, lost.size(0) - 1)].contiguous();  // prefill: one row for all
-      window[b].insert(window[b].end(), mine.data_ptr<float>(), mine.data_ptr<float>() + mine.numel());
-    }
-  return full.logits;
-}
-
 GenerationResult SampleGeneration::take() {
   result_.mean_cache_size = step_ ? cache_size_sum_ / static_cast<double>(step_) : static_cast<double>(cache_.size());
   result_.mean_entries_per_head = step_ ? entries_sum_ / static_cast<double>(step_) : cache_.mean_entries_per_head();
   result_.rollouts = rollouts_->take();
+  for (auto& observer : observers_) observer->report(result_);
   return std::move(result_);
 }
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/observer.h"
 #include "engine/refresh.h"
 #include "engine/sampler.h"
 #include "engine/shadow.h"
@@ -85,11 +86,6 @@ class SampleGeneration {
   void observe(const ForwardResult& step);
   void add_refresh(RefreshRecord record, const char* phase, int64_t index, int64_t processed);
   int64_t processed() const { return static_cast<int64_t>(result_.prompt.size()) + step_; }
-  // Records each active rollout's fidelity: policy logits [B, V] against the shadow's [B or 1, V].
-  void compare_with_shadow(const at::Tensor& policy_logits, const at::Tensor& full_logits);
-  // Feeds the shadow the tokens the policy's cache just took; their attention lost (engine/shadow.h) goes to
-  // the latest refresh's window. Returns the shadow's logits of the last token.
-  at::Tensor feed_shadow(const at::Tensor& ids, const at::Tensor& positions);
 
   const Model& model_;
   Policy& policy_;
@@ -97,8 +93,8 @@ class SampleGeneration {
   StopCheck stop_;
   KvCache cache_;
   std::unique_ptr<Rollouts> rollouts_;
-  std::unique_ptr<ShadowCache> shadow_;  // with settings.shadow_full
-  at::Tensor fed_ids_, fed_positions_;    // the decode step in flight, for the shadow
+  std::vector<std::unique_ptr<GenerationObserver>> observers_;  // the shadow run with settings.shadow_full
+  at::Tensor fed_ids_, fed_positions_;  // the decode step in flight, shown to the observers
   GenerationResult result_;
   int64_t step_ = 0;  // decode steps fed so far
   double cache_size_sum_ = 0.0, entries_sum_ = 0.0;

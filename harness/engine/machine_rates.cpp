@@ -34,7 +34,7 @@ MachineRates measure_machine_rates(at::Device device, at::ScalarType dtype) {
   const int64_t n = device.is_cpu() ? 1536 : 8192;
   const at::Tensor a = at::randn({n, n}, options), b = at::randn({n, n}, options);
   // The faster of libtorch's product and kvbench::linear's (BLAS split over libtorch's pool, as a
-  // single-threaded BLAS needs: engine/cpu_threads.h); ours alone where ATen has none (CPU float16).
+  // single-threaded BLAS needs: model/cpu_threads.h); ours alone where ATen has none (CPU float16).
   const double mm = aten_matmul_supported(options) ? best_seconds(3, [&] { return at::mm(a, b).sum(); }) : HUGE_VAL;
   const double ours = best_seconds(3, [&] { return kvbench::linear(a, b).sum(); });
   rates.gemm_gflops = 2.0 * n * n * n / std::min(mm, ours) / 1e9;

@@ -1,5 +1,9 @@
 #include "engine/shadow.h"
 
+#include <algorithm>
+
+#include "engine/generate.h"
+
 namespace kvbench {
 
 double kl_of_logits(const at::Tensor& full, const at::Tensor& policy) {
@@ -47,6 +51,54 @@ at::Tensor attention_on_absent(const std::vector<at::Tensor>& full_attention, co
     layers.push_back(lost.mean(1));
   }
   return at::stack(layers, -1).cpu();
+}
+
+ShadowRun::ShadowRun(const Model& model, int64_t rollouts)
+    : twin_(model), rollouts_(rollouts), fidelity_(rollouts) {}
+
+void ShadowRun::prompt_chunk(const at::Tensor& ids, const at::Tensor& positions, const KvCache& cache) {
+  prompt_logits_ = feed(ids, positions, cache, std::vector<bool>(rollouts_, true));
+}
+
+void ShadowRun::prompt_done(const at::Tensor& logits, int64_t rollouts) {
+  if (rollouts > 1) twin_.expand_batch(rollouts);
+  compare(logits, prompt_logits_, std::vector<bool>(rollouts, true));
+}
+
+void ShadowRun::decode_step(const at::Tensor& ids, const at::Tensor& positions, const at::Tensor& logits,
+                            const KvCache& cache, const std::vector<bool>& choosing) {
+  compare(logits, feed(ids, positions, cache, choosing), choosing);
+}
+
+void ShadowRun::refreshed(const KvCache& cache) {  // this refresh's window of lost attention opens
+  lost_attention_.push_back({cache.num_layers(), std::vector<std::vector<float>>(rollouts_)});
+}
+
+void ShadowRun::report(GenerationResult& result) {
+  result.fidelity = std::move(fidelity_);
+  result.lost_attention = std::move(lost_attention_);
+}
+
+at::Tensor ShadowRun::feed(const at::Tensor& ids, const at::Tensor& positions, const KvCache& cache,
+                           const std::vector<bool>& choosing) {
+  const bool window_open = !lost_attention_.empty();  // before the first refresh nothing is missing
+  const ShadowStep full = twin_.feed(ids, positions, window_open);
+  if (!window_open) return full.logits;
+  const at::Tensor lost = attention_on_absent(full.attention, cache).to(at::kCPU, at::kFloat);  // [B, T, L], read here
+  auto& window = lost_attention_.back().by_rollout;
+  for (int64_t b = 0; b < rollouts_; ++b)
+    if (choosing[b]) {  // a finished rollout's fed token is no query of its sequence
+      const at::Tensor mine = lost[std::min(b, lost.size(0) - 1)].contiguous();  // prefill: one row for all
+      window[b].insert(window[b].end(), mine.data_ptr<float>(), mine.data_ptr<float>() + mine.numel());
+    }
+  return full.logits;
+}
+
+void ShadowRun::compare(const at::Tensor& policy_logits, const at::Tensor& full_logits,
+                        const std::vector<bool>& choosing) {
+  for (int64_t b = 0; b < rollouts_; ++b)
+    if (choosing[b])  // finished rollouts keep feeding their last token, but choose nothing
+      record_fidelity(fidelity_[b], full_logits[std::min(b, full_logits.size(0) - 1)], policy_logits[b]);
 }
 
 }  // namespace kvbench

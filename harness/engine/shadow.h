@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cache/kv_cache.h"
+#include "engine/observer.h"
 #include "model/model.h"
 
 namespace kvbench {
@@ -62,5 +63,32 @@ void record_fidelity(StepFidelity& fidelity, const at::Tensor& full, const at::T
 // positions `policy_cache` does not hold, per sequence, fed token and layer, mean over query heads:
 // [B, T, L] float64 on the CPU. A policy cache with one sequence stands for every row of the twin's.
 at::Tensor attention_on_absent(const std::vector<at::Tensor>& full_attention, const KvCache& policy_cache);
+
+// The shadow run itself: watches a generation (GenerationObserver), feeds the twin what the policy's cache
+// is fed, and reports GenerationResult::fidelity and ::lost_attention.
+class ShadowRun final : public GenerationObserver {
+ public:
+  ShadowRun(const Model& model, int64_t rollouts);
+  void prompt_chunk(const at::Tensor& ids, const at::Tensor& positions, const KvCache& cache) override;
+  void prompt_done(const at::Tensor& logits, int64_t rollouts) override;
+  void decode_step(const at::Tensor& ids, const at::Tensor& positions, const at::Tensor& logits, const KvCache& cache,
+                   const std::vector<bool>& choosing) override;
+  void refreshed(const KvCache& cache) override;
+  void report(GenerationResult& result) override;
+
+ private:
+  // Feeds the twin; the attention it pays to entries absent from `cache` goes to the latest refresh's window
+  // for each rollout still choosing. Returns the twin's logits of the last fed token.
+  at::Tensor feed(const at::Tensor& ids, const at::Tensor& positions, const KvCache& cache,
+                  const std::vector<bool>& choosing);
+  // Records each choosing rollout's fidelity: policy logits [R, V] against the twin's [R or 1, V].
+  void compare(const at::Tensor& policy_logits, const at::Tensor& full_logits, const std::vector<bool>& choosing);
+
+  ShadowCache twin_;
+  int64_t rollouts_;
+  at::Tensor prompt_logits_;  // the twin's logits after the last prompt chunk
+  std::vector<StepFidelity> fidelity_;
+  std::vector<LostAttention> lost_attention_;
+};
 
 }  // namespace kvbench

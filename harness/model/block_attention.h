@@ -2,7 +2,7 @@
 // arithmetic, computed per (sequence, KV head, block of query rows) in libtorch's pool.
 //
 // One batched product per layer (Model::attend's path elsewhere) runs on one thread here (BLAS is
-// single-threaded inside the pool, engine/cpu_threads.h, and libtorch runs a batch of products one after
+// single-threaded inside the pool, model/cpu_threads.h, and libtorch runs a batch of products one after
 // another), writes all T × N scores to memory and reads them back three times (scale, mask, softmax), and
 // multiplies every masked key too: at a 2048-token prompt that was ~180 ms a layer on 2 cores.
 #pragma once

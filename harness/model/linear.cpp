@@ -402,7 +402,7 @@ bool ours(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias)
          x.size(-1) == weight.size(1) && (!bias.defined() || (bias.device().is_cpu() && bias.numel() == weight.size(0)));
 }
 
-// Many rows: BLAS (single-threaded, engine/cpu_threads.h) on blocks of output features, one share per
+// Many rows: BLAS (single-threaded, model/cpu_threads.h) on blocks of output features, one share per
 // physical core in libtorch's pool. 16-bit weights are upcast one block (≤ 4 MiB of float32) at a time,
 // never the whole weight (an LM head would take hundreds of MiB); float32 blocks are views. BLAS writes
 // straight into rows of the transposed result, pre-filled with the bias: an ATen op between BLAS calls

@@ -48,9 +48,11 @@ Speed measure_speed(const Model& model, const JobConfig& job) {
   PolicyOptions options = policy_options(job);
   options.scorer_path = scorer;
   auto policy = [&] { return make_policy(job.policy, options); };
-  GenerationSettings settings;
-  settings.budget = resolve_budget(job.budget, *policy(), 0);
-  settings.phrase = job.phrase;
+  // The job's budget and phrase; one greedy rollout of a fixed length, no shadow run, time nothing else.
+  GenerationSettings settings = generation_settings(job, *policy(), 0, {});
+  settings.sampling = {};
+  settings.rollouts = 1;
+  settings.shadow_full = false;
   settings.max_new_tokens = kBenchNewTokens;
   // J + h tokens in chunks of h: exactly one refresh, at n = J + h, after the last chunk. One run, no
   // warm-up: the estimate is for hours of work, a first-call overhead does not move it.

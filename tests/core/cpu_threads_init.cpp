@@ -1,5 +1,5 @@
 // CTest runs test processes side by side: BLAS runs single-threaded inside libtorch's pool
-// (engine/cpu_threads.h), so no idle BLAS worker spins beside the other tests.
+// (model/cpu_threads.h), so no idle BLAS worker spins beside the other tests.
 #include <ATen/Parallel.h>
 
 #include "model/cpu_threads.h"

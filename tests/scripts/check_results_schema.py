@@ -31,9 +31,10 @@ ALLOCATOR_FIELDS = {"allocator", "pyramid_ratio"}  # in the config only when not
 
 
 def registered_allocators():
-    """The allocators the binary registers (`kvbench list allocators`), the default first."""
-    listed = subprocess.run([os.environ["KVBENCH"], "list", "allocators"], capture_output=True, text=True, check=True)
-    return listed.stdout.split()
+    """The allocators the binary registers (`kvbench list allocators --json`), the default first."""
+    listed = subprocess.run([os.environ["KVBENCH"], "list", "allocators", "--json"], capture_output=True, text=True,
+                            check=True)
+    return json.loads(listed.stdout)
 REFRESHES = {"row": "i", "phase": "str", "step": "i", "processed": "i", "size_before": "i", "size_after": "i",
              "layers": "i", "kv_heads": "i", "kept_positions": "vlen", "scoring_ms": "f", "compaction_ms": "f",
              "scores": "vlen-float32", "candidates_begin": "i", "candidates_end": "i",
@@ -77,8 +78,13 @@ def main(path, expected_rollouts, granularity):
     assert set(CONFIG_FIELDS) <= set(config) <= set(CONFIG_FIELDS) | ALLOCATOR_FIELDS, f"config fields {sorted(config)}"
     ragged = "allocator" in config
     default_allocator, *others = registered_allocators()
-    assert config.get("allocator") in [None, *others], f"{default_allocator} must leave the identity as before allocators"
-    assert "pyramid_ratio" not in config or ragged, "pyramid_ratio only with an allocator that reads it"
+    allocator = next((a for a in others if a["name"] == config.get("allocator")), default_allocator)
+    assert config.get("allocator") in [None, *(a["name"] for a in others)], \
+        f"{default_allocator['name']} must leave the identity as before allocators"
+    assert ragged == allocator["ragged"], f"allocator {allocator['name']}: ragged is {allocator['ragged']}"
+    assert ("pyramid_ratio" in config) == allocator["uses_pyramid_ratio"], \
+        f"pyramid_ratio in the config exactly when {allocator['name']} reads it"
+    assert config["policy"].split(":")[0] in allocator["policies"], f"{allocator['name']} does not serve {config['policy']}"
     model = json.load(open(f"{config['model']}/config.json"))
     kv_bytes_per_slot = 2 * model["num_hidden_layers"] * model["num_key_value_heads"] * \
         model.get("head_dim", model["hidden_size"] // model["num_attention_heads"]) * (4 if config["dtype"] == "float32" else 2)
