@@ -9,6 +9,7 @@
 // the widest layer, padding slots scoring 0 (the allocator never ranks them), and a stateful scorer
 // sees each layer's new entries at that layer's end.
 #include "policies/attention_mass.h"
+#include "policies/layer_scores.h"
 #include "policies/policy.h"
 #include "policies/retention_scorer.h"
 
@@ -38,17 +39,11 @@ class KvpopPolicy final : public Policy {
   at::Tensor score(const ScoringContext& context) override {
     if (!scorer_) return mass_.value();
     const KvCache& cache = context.cache;
-    std::vector<at::Tensor> layers;
-    for (int64_t l = 0; l < cache.num_layers(); ++l) {
-      const at::Tensor positions = cache.head_positions(l);  // [B, KV, N_l], -1 = padding
+    return score_each_layer(cache, [&](int64_t l, const at::Tensor& positions) {
       const at::Tensor held = cache.ragged() ? positions.clamp_min(0) : positions;
-      const at::Tensor scores = stream_ ? stream_->scores(l, held)
-                                        : scorer_->score(context.model, l, cache.keys(l), cache.values(l), held);
-      layers.push_back(cache.ragged() ? at::constant_pad_nd(scores.masked_fill(positions.lt(0), 0.0),
-                                                            {0, cache.size() - positions.size(2)})
-                                      : scores);
-    }
-    return at::stack(layers, 1);
+      return stream_ ? stream_->scores(l, held)
+                     : scorer_->score(context.model, l, cache.keys(l), cache.values(l), held);
+    });
   }
   void on_compact(const at::Tensor& keep) override {
     if (!scorer_) mass_.compact(keep);

@@ -22,6 +22,10 @@
   X("future-oracle", future_oracle)              \
   X("counter-causal", counter_causal)            \
   X("counter-causal-fast", counter_causal_fast)  \
+  X("snapkv", snapkv)                            \
+  X("knorm", knorm)                              \
+  X("keydiff", keydiff)                          \
+  X("observed-attention", observed_attention)    \
   /* (one line each, ending in a backslash, before this one) */
 
 namespace kvbench {

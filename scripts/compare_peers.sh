@@ -9,7 +9,7 @@
 #   scripts/compare_peers.sh [BUILD_DIR]     (default: build; needs kvbench_text_tests built there)
 #
 # Each row comes from the test that checks it (tests/text/test_grader_reference.cpp,
-# tests/text/test_tokenizer_reference.cpp, tests/core/test_hf_reference.cpp); the exit status is non-zero
+# tests/text/test_tokenizer_reference.cpp, tests/core/test_hf_reference.cpp, tests/core/test_kvpress_reference.cpp); the exit status is non-zero
 # when any of them fails.
 set -uo pipefail
 source_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -27,12 +27,15 @@ for filter in "Math graders agree with math-verify*" "[tokenizer][reference]" "[
   grep -E '^  [0-9]+  ' <<<"$output" | sed 's/  e\.g\..*//'   # the grader's disagreement classes
   grep -E 'skipped:' <<<"$output" | sed 's/^ *//'
 done
-# The forward, greedy generation and compacted caches against transformers (tables of their own).
+# The forward, greedy generation and compacted caches against transformers, and eviction against
+# kvpress's presses (tables of their own).
 core_tests="$build_dir/kvbench_core_tests"
 if [[ -x "$core_tests" ]]; then
-  output="$("$core_tests" "[model][peers]" 2>&1)" || status=1
-  grep '^| ' <<<"$output"
-  grep -E 'skipped:' <<<"$output" | sed 's/^ *//'
+  for filter in "[model][peers]" "[policy][peers]"; do
+    output="$("$core_tests" "$filter" 2>&1)" || status=1
+    grep '^| ' <<<"$output"
+    grep -E 'skipped:' <<<"$output" | sed 's/^ *//'
+  done
 else
   echo "compare_peers: $core_tests not built: forward comparison with transformers skipped" >&2
 fi

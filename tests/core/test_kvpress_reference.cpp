@@ -1,0 +1,145 @@
+// Eviction against kvpress 0.5.5 itself (tests/peers/reference_press.py): each press applied at the end of
+// the prompt of a real pretrained model (tinystories-656k: 2 layers, 8 query heads over 4 KV heads) and
+// kvbench's matching policy under --mode prefill_end with J = the press's kept count, on the same prompt:
+// - the kept (layer, KV head, position) sets are identical, except where the press's own scores tie at
+//   the cut (counted and reported apart: kvpress's topk and kvbench's allocator break ties differently);
+// - the greedy generations after compression are identical where the kept sets are.
+// Skips (with a warning) where the peers' environment or ../shared is absent; fails under CI.
+#include "torch_catch.h"
+
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/generate.h"
+#include "test_support.h"
+
+using namespace kvbench;
+using namespace kvbench::testing;
+using json = nlohmann::json;
+
+namespace {
+
+struct PressCase {
+  std::string press;  // kvpress class
+  json args;          // its keyword arguments besides compression_ratio
+  std::string policy;  // kvbench's --policy
+};
+
+const std::vector<PressCase> kCases = {
+    {"StreamingLLMPress", {{"n_sink", 4}}, "streaming"},
+    {"KnormPress", json::object(), "knorm"},
+    {"KeyDiffPress", json::object(), "keydiff"},
+    {"SnapKVPress", {{"window_size", 16}, {"kernel_size", 5}}, "snapkv:window=16,kernel=5"},
+    {"SnapKVPress", json::object(), "snapkv"},
+    {"ObservedAttentionPress", json::object(), "observed-attention"},
+};
+
+struct Comparison {
+  int64_t rows = 0, identical = 0, tied = 0;
+};
+
+// Kept sets of one (layer, KV head): identical, or different only in entries whose press scores tie with
+// the lowest score kvpress kept (within float32 rounding of the two implementations).
+void compare_row(const std::vector<int64_t>& ours, const std::vector<int64_t>& theirs,
+                 const std::vector<double>& scores, Comparison& c) {
+  ++c.rows;
+  if (ours == theirs) {
+    ++c.identical;
+    return;
+  }
+  double cut = std::numeric_limits<double>::infinity();
+  for (int64_t p : theirs) cut = std::min(cut, scores.at(p));
+  const std::set<int64_t> a(ours.begin(), ours.end()), b(theirs.begin(), theirs.end());
+  bool only_ties = true;
+  for (int64_t p : ours)
+    if (!b.count(p)) only_ties = only_ties && std::abs(scores.at(p) - cut) <= 1e-5 * (1.0 + std::abs(cut));
+  for (int64_t p : theirs)
+    if (!a.count(p)) only_ties = only_ties && std::abs(scores.at(p) - cut) <= 1e-5 * (1.0 + std::abs(cut));
+  INFO("kept sets differ beyond ties at the cut");
+  CHECK(only_ties);
+  c.tied += only_ties;
+}
+
+}  // namespace
+
+TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLLM, Knorm, KeyDiff, SnapKV, "
+          "ObservedAttention)", "[policy][peers]") {
+  KVBENCH_REQUIRE_SHARED("models/tinystories-656k");
+  if (!peer_available("kvpress")) return;
+  const auto model_dir = shared_dir() / "models/tinystories-656k";
+  const Model model = Model::load(model_dir);
+  const int64_t new_tokens = 24;
+  std::mt19937_64 rng(7);
+  json cases = json::array();
+  struct Run {
+    std::string label;
+    std::string policy;
+    std::vector<int64_t> prompt;
+    std::filesystem::path output;
+  };
+  std::vector<Run> runs;
+  const auto dir = scratch_path("kvpress_reference");
+  std::filesystem::create_directories(dir);
+  for (const int64_t length : {300, 480})
+    for (const double ratio : {0.5, 0.8}) {
+      std::vector<int64_t> prompt(length);
+      for (auto& id : prompt) id = 3 + static_cast<int64_t>(rng() % (model.config().vocab_size - 3));
+      for (const PressCase& c : kCases) {
+        const std::string label = fmt::format("{} ratio {} prompt {}", c.policy, ratio, length);
+        const auto output = dir / fmt::format("{}.json", runs.size());
+        cases.push_back({{"model", model_dir.string()}, {"prompt", prompt}, {"press", c.press}, {"ratio", ratio},
+                         {"args", c.args}, {"new_tokens", new_tokens}, {"output", output.string()}});
+        runs.push_back({label, c.policy, prompt, output});
+      }
+    }
+  std::ofstream(dir / "cases.json") << cases.dump();
+  const std::string command = "HF_HUB_DISABLE_PROGRESS_BARS=1 TRANSFORMERS_VERBOSITY=error '" + peer_python() + "' '" +
+                              (source_dir() / "tests/peers/reference_press.py").string() + "' run '" +
+                              (dir / "cases.json").string() + "' 2>&1";
+  INFO(command);
+  const std::string log = run_command(command + "; echo exit=$?");
+  REQUIRE(log.find("exit=0") != std::string::npos);
+
+  std::cout << "| kvbench policy vs kvpress press | (layer, KV head) rows | identical | ties only | generation |\n";
+  for (const Run& run : runs) {
+    INFO(run.label);
+    const json reference = json::parse(std::ifstream(run.output));
+    const int64_t M = static_cast<int64_t>(reference["kept"][0][0].size());
+    auto policy = make_policy(run.policy);
+    GenerationSettings settings;
+    settings.budget.mode = CacheBudget::Mode::PrefillEnd;
+    settings.budget.J = M;
+    settings.budget.h = 1 << 30;  // no refresh while decoding: kvpress compresses the prompt only
+    settings.budget.recent = policy->default_recent(M);
+    settings.max_new_tokens = new_tokens;
+    if (settings.budget.recent >= M) {  // kvpress would keep an arbitrary part of the window (all tie at the top)
+      CHECK_THROWS_WITH(generate(model, *policy, run.prompt, settings), Catch::Contains("must be smaller than J"));
+      std::cout << "| " << run.label << " | window ≥ J = " << M << ": refused, as it should be | | | |\n";
+      continue;
+    }
+    const GenerationResult result = generate(model, *policy, run.prompt, settings);
+    REQUIRE(result.refreshes.size() == 1);
+    at::Tensor kept = result.refreshes[0].kept_positions[0];  // [L, KV, M], or [M] token level
+    const int64_t L = model.config().num_layers, KV = model.config().num_kv_heads;
+    if (kept.dim() == 1) kept = kept.expand({L, KV, M});
+    Comparison c;
+    for (int64_t l = 0; l < L; ++l)
+      for (int64_t k = 0; k < KV; ++k) {
+        const at::Tensor row = std::get<0>(kept[l][k].sort());
+        const std::vector<int64_t> ours(row.data_ptr<int64_t>(), row.data_ptr<int64_t>() + row.numel());
+        compare_row(ours, reference["kept"][l][k].get<std::vector<int64_t>>(),
+                    reference["scores"][l][k].get<std::vector<double>>(), c);
+      }
+    const auto theirs = reference["generated"].get<std::vector<int64_t>>();
+    const bool same_tokens = result.rollouts[0].generated == theirs;
+    if (c.identical == c.rows) CHECK(same_tokens);
+    std::cout << "| " << run.label << " | " << c.rows << " | " << c.identical << " | " << c.tied << " | "
+              << (same_tokens ? "identical" : "differs") << " |\n";
+  }
+  std::filesystem::remove_all(dir);
+}
