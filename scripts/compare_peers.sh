@@ -9,8 +9,8 @@
 #   scripts/compare_peers.sh [BUILD_DIR]     (default: build; needs kvbench_text_tests built there)
 #
 # Each row comes from the test that checks it (tests/text/test_grader_reference.cpp,
-# tests/text/test_tokenizer_reference.cpp, tests/core/test_hf_reference.cpp, tests/core/test_kvpress_reference.cpp); the exit status is non-zero
-# when any of them fails.
+# tests/text/test_tokenizer_reference.cpp, tests/core/test_hf_reference.cpp,
+# tests/core/test_kvpress_reference.cpp); the exit status is non-zero when any of them fails.
 set -uo pipefail
 source_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build_dir="${1:-$source_dir/build}"
