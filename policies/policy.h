@@ -38,6 +38,7 @@ struct CacheBudget {
 struct PolicyNeeds {
   bool last_layer_input = false;                   // H^(L-1) per cached entry (counter-causal-fast)
   AttentionCapture step_attention = AttentionCapture::None;  // attention of every forward (tova, h2o-true)
+  bool step_queries = false;  // every forward's queries before RoPE (expected-attention)
 };
 
 enum class Granularity { Token, PerKvHead };

@@ -26,6 +26,7 @@
   X("knorm", knorm)                              \
   X("keydiff", keydiff)                          \
   X("observed-attention", observed_attention)    \
+  X("expected-attention", expected_attention)    \
   /* (one line each, ending in a backslash, before this one) */
 
 namespace kvbench {

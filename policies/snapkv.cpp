@@ -53,7 +53,8 @@ class SnapKvPolicy final : public Policy {
 
   void on_compact(const at::Tensor&) override { restart(mass_.size()); }  // the next refresh sees the queries after this one
   void expand_batch(int64_t batch) override {
-    for (at::Tensor& sum : mass_) sum = sum.expand({batch, sum.size(1), sum.size(2)}).contiguous();
+    for (at::Tensor& sum : mass_)  // undefined after a refresh at the end of the prompt
+      if (sum.defined()) sum = sum.expand({batch, sum.size(1), sum.size(2)}).contiguous();
   }
   void reset() override {
     restart(0);

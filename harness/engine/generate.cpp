@@ -138,7 +138,7 @@ void SampleGeneration::prefill() {
     const int64_t length = std::min(chunk, P - begin);
     StepInput input{prompt_ids.narrow(1, begin, length),
                     at::arange(begin, begin + length, at::kLong).unsqueeze(0).to(device), &cache_, {}};
-    input.options.attention = policy_.needs().step_attention;
+    input.options = step_options();
     const ForwardResult step = model_.forward({input}).front();
     for (auto& observer : observers_) observer->prompt_chunk(input.ids, input.positions, cache_);
     observe(step);
@@ -160,6 +160,13 @@ void SampleGeneration::prefill() {
   decode_start_ = Clock::now();
 }
 
+ForwardOptions SampleGeneration::step_options() const {
+  ForwardOptions options;
+  options.attention = policy_.needs().step_attention;
+  options.queries = policy_.needs().step_queries;
+  return options;
+}
+
 bool SampleGeneration::done() const { return rollouts_ && !rollouts_->any_active(); }
 
 StepInput SampleGeneration::next_step() {
@@ -168,7 +175,7 @@ StepInput SampleGeneration::next_step() {
   ++step_;
   StepInput input{rollouts_->last_tokens(device), at::full({settings_.rollouts, 1}, P + step_ - 1, at::kLong).to(device),
                   &cache_, {}};
-  input.options.attention = policy_.needs().step_attention;
+  input.options = step_options();
   if (!observers_.empty()) std::tie(fed_ids_, fed_positions_) = std::tie(input.ids, input.positions);
   return input;
 }

@@ -86,6 +86,7 @@ class SampleGeneration {
   void observe(const ForwardResult& step);
   void add_refresh(RefreshRecord record, const char* phase, int64_t index, int64_t processed);
   int64_t processed() const { return static_cast<int64_t>(result_.prompt.size()) + step_; }
+  ForwardOptions step_options() const;  // what every forward captures for the policy
 
   const Model& model_;
   Policy& policy_;

@@ -316,6 +316,8 @@ std::vector<ForwardResult> Model::forward(const std::vector<StepInput>& groups) 
     if (l == config_.num_layers - 1) last_layer_input = x;
     QueryKeyValue heads = project_heads(l, rms_norm(x, weights_.layers[l].input_norm));
     if (l == 0 && config_.key_smear) heads.k = smear_keys(heads.k, packed.previous_ids);
+    for (size_t g = 0; g < groups.size(); ++g)
+      if (groups[g].options.queries) results[g].queries.push_back(packed.rows(heads.q, g).transpose(1, 2));
     const at::Tensor q = rotate(heads.q, packed.rotary), k = rotate(heads.k, packed.rotary);  // [M, heads, D]
     x = attention_residual(l, x, attend_groups(*this, packed, l, q, k, heads.v, results));
     x = mlp_residual(l, x);

@@ -38,6 +38,7 @@ enum class AttentionCapture { None, LastLayer, AllLayers };
 struct ForwardOptions {
   bool all_logits = false;  // logits for every new token (else only the last one's)
   AttentionCapture attention = AttentionCapture::None;  // return the new tokens' attention probabilities
+  bool queries = false;  // return every layer's queries of the new tokens, before RoPE
 };
 
 struct ForwardResult {
@@ -45,6 +46,7 @@ struct ForwardResult {
   // Per captured layer [B, H, T, N] float32, N = cache size after the append (AllLayers: index = layer;
   // LastLayer: one entry).
   std::vector<at::Tensor> attention;
+  std::vector<at::Tensor> queries;  // with ForwardOptions::queries: per layer [B, H, T, D], before RoPE
 };
 
 struct QueryKeyValue {

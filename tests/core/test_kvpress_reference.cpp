@@ -1,6 +1,8 @@
 // Eviction against kvpress 0.5.5 itself (tests/peers/reference_press.py): each press applied at the end of
 // the prompt of a real pretrained model (tinystories-656k: 2 layers, 8 query heads over 4 KV heads) and
-// kvbench's matching policy under --mode prefill_end with J = the press's kept count, on the same prompt:
+// kvbench's matching policy under --mode prefill_end with J = the press's kept count, on the same prompt;
+// the allocation wrappers too: AdaKVPress (alpha_safeguard 0) ↔ --allocator ada, and PyramidKVPress ↔
+// snapkv with --allocator pyramid at the ratio of the press's first and last layer budgets:
 // - the kept (layer, KV head, position) sets are identical, except where the press's own scores tie at
 //   the cut (counted and reported apart: kvpress's topk and kvbench's allocator break ties differently);
 // - the greedy generations after compression are identical where the kept sets are.
@@ -15,6 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/allocator.h"
 #include "engine/generate.h"
 #include "test_support.h"
 
@@ -25,19 +28,42 @@ using json = nlohmann::json;
 namespace {
 
 struct PressCase {
-  std::string press;  // kvpress class
-  json args;          // its keyword arguments besides compression_ratio
+  std::string press;   // kvpress class
+  json args;           // its keyword arguments besides compression_ratio (a wrapper's: besides press)
+  json inner;          // a wrapper's press: {"press": class, "args": {...}}, else null
   std::string policy;  // kvbench's --policy
+  std::string allocator = "uniform";
+  int64_t recent = -1;  // --recent; -1: the policy's default
 };
 
+const json kNone = json::object();
+const json kSnapKv16 = {{"window_size", 16}, {"kernel_size", 5}};
+const json kAdaKv = {{"alpha_safeguard", 0.0}};  // kvbench's ada keeps no per-head safeguard share
+
 const std::vector<PressCase> kCases = {
-    {"StreamingLLMPress", {{"n_sink", 4}}, "streaming"},
-    {"KnormPress", json::object(), "knorm"},
-    {"KeyDiffPress", json::object(), "keydiff"},
-    {"SnapKVPress", {{"window_size", 16}, {"kernel_size", 5}}, "snapkv:window=16,kernel=5"},
-    {"SnapKVPress", json::object(), "snapkv"},
-    {"ObservedAttentionPress", json::object(), "observed-attention"},
+    {"StreamingLLMPress", {{"n_sink", 4}}, nullptr, "streaming"},
+    {"KnormPress", kNone, nullptr, "knorm"},
+    {"KeyDiffPress", kNone, nullptr, "keydiff"},
+    {"SnapKVPress", kSnapKv16, nullptr, "snapkv:window=16,kernel=5"},
+    {"SnapKVPress", kNone, nullptr, "snapkv"},
+    {"ObservedAttentionPress", kNone, nullptr, "observed-attention"},
+    {"TOVAPress", kNone, nullptr, "tova:layers=each", "uniform", 1},  // kvpress always keeps the newest entry
+    {"ExpectedAttentionPress", kNone, nullptr, "expected-attention"},
+    {"ExpectedAttentionPress", {{"n_future_positions", 64}, {"use_covariance", false}}, nullptr,
+     "expected-attention:future=64,covariance=0"},
+    {"AdaKVPress", kAdaKv, {{"press", "KnormPress"}, {"args", kNone}}, "knorm", "ada"},
+    {"AdaKVPress", kAdaKv, {{"press", "KeyDiffPress"}, {"args", kNone}}, "keydiff", "ada"},
+    {"AdaKVPress", kAdaKv, {{"press", "SnapKVPress"}, {"args", kSnapKv16}}, "snapkv:window=16,kernel=5", "ada"},
+    {"AdaKVPress", kAdaKv, {{"press", "ExpectedAttentionPress"}, {"args", kNone}}, "expected-attention", "ada"},
+    {"PyramidKVPress", {{"window_size", 16}, {"kernel_size", 5}, {"beta", 20}}, nullptr, "snapkv:window=16,kernel=5",
+     "pyramid"},
 };
+
+// Held positions of a kept row (a ragged cache pads with -1), ascending.
+std::vector<int64_t> held(const at::Tensor& row) {
+  const at::Tensor positions = std::get<0>(row.masked_select(row.ge(0)).sort());
+  return {positions.data_ptr<int64_t>(), positions.data_ptr<int64_t>() + positions.numel()};
+}
 
 struct Comparison {
   int64_t rows = 0, identical = 0, tied = 0;
@@ -68,7 +94,7 @@ void compare_row(const std::vector<int64_t>& ours, const std::vector<int64_t>& t
 }  // namespace
 
 TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLLM, Knorm, KeyDiff, SnapKV, "
-          "ObservedAttention)", "[policy][peers]") {
+          "ObservedAttention, TOVA, ExpectedAttention; AdaKV and PyramidKV)", "[policy][peers]") {
   KVBENCH_REQUIRE_SHARED("models/tinystories-656k");
   if (!peer_available("kvpress")) return;
   const auto model_dir = shared_dir() / "models/tinystories-656k";
@@ -78,7 +104,7 @@ TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLL
   json cases = json::array();
   struct Run {
     std::string label;
-    std::string policy;
+    PressCase press;
     std::vector<int64_t> prompt;
     std::filesystem::path output;
   };
@@ -90,11 +116,16 @@ TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLL
       std::vector<int64_t> prompt(length);
       for (auto& id : prompt) id = 3 + static_cast<int64_t>(rng() % (model.config().vocab_size - 3));
       for (const PressCase& c : kCases) {
-        const std::string label = fmt::format("{} ratio {} prompt {}", c.policy, ratio, length);
+        const std::string press =
+            c.inner.is_null() ? c.press : c.press + "(" + c.inner["press"].get<std::string>() + ")";
+        const std::string label = fmt::format("{} ({}) vs {}, ratio {}, prompt {}", c.policy, c.allocator, press,
+                                              ratio, length);
         const auto output = dir / fmt::format("{}.json", runs.size());
-        cases.push_back({{"model", model_dir.string()}, {"prompt", prompt}, {"press", c.press}, {"ratio", ratio},
-                         {"args", c.args}, {"new_tokens", new_tokens}, {"output", output.string()}});
-        runs.push_back({label, c.policy, prompt, output});
+        json press_case = {{"model", model_dir.string()}, {"prompt", prompt}, {"press", c.press}, {"ratio", ratio},
+                           {"args", c.args}, {"new_tokens", new_tokens}, {"output", output.string()}};
+        if (!c.inner.is_null()) press_case["inner"] = c.inner;
+        cases.push_back(press_case);
+        runs.push_back({label, c, prompt, output});
       }
     }
   std::ofstream(dir / "cases.json") << cases.dump();
@@ -109,13 +140,23 @@ TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLL
   for (const Run& run : runs) {
     INFO(run.label);
     const json reference = json::parse(std::ifstream(run.output));
-    const int64_t M = static_cast<int64_t>(reference["kept"][0][0].size());
-    auto policy = make_policy(run.policy);
+    const int64_t L = model.config().num_layers, KV = model.config().num_kv_heads;
+    // J: the press's kept count per head (Ada: on average; pyramid: over layers, the ratio first / last).
+    int64_t kept_total = 0;
+    for (const auto& layer : reference["kept"])
+      for (const auto& row : layer) kept_total += static_cast<int64_t>(row.size());
+    REQUIRE(kept_total % (L * KV) == 0);
+    const int64_t M = kept_total / (L * KV);
+    auto policy = make_policy(run.press.policy);
     GenerationSettings settings;
     settings.budget.mode = CacheBudget::Mode::PrefillEnd;
     settings.budget.J = M;
     settings.budget.h = 1 << 30;  // no refresh while decoding: kvpress compresses the prompt only
-    settings.budget.recent = policy->default_recent(M);
+    settings.budget.recent = run.press.recent >= 0 ? run.press.recent : policy->default_recent(M);
+    settings.budget.allocator = run.press.allocator;
+    settings.budget.ragged = find_allocator(run.press.allocator).ragged();
+    settings.budget.pyramid_ratio = static_cast<double>(reference["kept"][0][0].size()) /
+                                    static_cast<double>(reference["kept"][L - 1][0].size());
     settings.max_new_tokens = new_tokens;
     if (settings.budget.recent >= M) {  // kvpress would keep an arbitrary part of the window (all tie at the top)
       CHECK_THROWS_WITH(generate(model, *policy, run.prompt, settings), Catch::Contains("must be smaller than J"));
@@ -125,16 +166,12 @@ TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLL
     const GenerationResult result = generate(model, *policy, run.prompt, settings);
     REQUIRE(result.refreshes.size() == 1);
     at::Tensor kept = result.refreshes[0].kept_positions[0];  // [L, KV, M], or [M] token level
-    const int64_t L = model.config().num_layers, KV = model.config().num_kv_heads;
     if (kept.dim() == 1) kept = kept.expand({L, KV, M});
     Comparison c;
     for (int64_t l = 0; l < L; ++l)
-      for (int64_t k = 0; k < KV; ++k) {
-        const at::Tensor row = std::get<0>(kept[l][k].sort());
-        const std::vector<int64_t> ours(row.data_ptr<int64_t>(), row.data_ptr<int64_t>() + row.numel());
-        compare_row(ours, reference["kept"][l][k].get<std::vector<int64_t>>(),
+      for (int64_t k = 0; k < KV; ++k)
+        compare_row(held(kept[l][k]), reference["kept"][l][k].get<std::vector<int64_t>>(),
                     reference["scores"][l][k].get<std::vector<double>>(), c);
-      }
     const auto theirs = reference["generated"].get<std::vector<int64_t>>();
     const bool same_tokens = result.rollouts[0].generated == theirs;
     if (c.identical == c.rows) CHECK(same_tokens);

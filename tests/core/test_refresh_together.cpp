@@ -47,6 +47,7 @@ PreparedSample prepare(const Model& model, const std::string& policy_name, int64
   for (auto& id : ids) id = std::uniform_int_distribution<int64_t>(3, model.config().vocab_size - 1)(rng);
   ForwardOptions options;
   options.attention = s.policy->needs().step_attention;
+  options.queries = s.policy->needs().step_queries;
   s.policy->observe(model.forward(ids_tensor(ids), position_range(0, length), *s.cache, options), *s.cache);
   if (rollouts > 1) {
     s.cache->expand_batch(rollouts);

@@ -5,9 +5,11 @@
   reference_press.py run CASES.json
 
 CASES.json: a list of {"model": DIR, "prompt": [ids], "press": NAME, "ratio": r, "args": {...},
-"new_tokens": n, "output": FILE}. For each, kvpress's press NAME (a class of kvpress 0.5.5, e.g.
-"SnapKVPress", with compression_ratio r and the keyword args) compresses transformers' DynamicCache while
-the model prefills the prompt (eager attention, float32), exactly as kvpress's pipeline does. FILE gets
+"new_tokens": n, "output": FILE}, optionally with "inner": {"press": NAME, "args": {...}}. For each,
+kvpress's press NAME (a class of kvpress 0.5.5, e.g. "SnapKVPress", with compression_ratio r and the
+keyword args; a wrapper such as "AdaKVPress" gets the inner press instead) compresses transformers'
+DynamicCache while the model prefills the prompt (float32; eager attention, sdpa for AdaKVPress and
+PyramidKVPress), exactly as kvpress's pipeline does. FILE gets
 JSON: "kept" [L][KV][M], the original positions each layer and KV head kept (ascending), "scores"
 [L][KV][N], the press's scores of the full prompt's entries (for telling ties apart), and "generated",
 the greedy tokens: the first from the prompt's logits, then one per step from the compressed cache at
@@ -18,26 +20,50 @@ import sys
 
 import kvpress
 import torch
+from kvpress.utils import compute_n_kept
 from transformers import AutoModelForCausalLM, DynamicCache
 
 
-def load(path):
-    return AutoModelForCausalLM.from_pretrained(path, attn_implementation="eager", dtype=torch.float32).eval()
+# AdaKV masks entries through kvpress's attention patch, which refuses eager attention; PyramidKV leaves
+# layers of different lengths, for which transformers sizes an eager mask by the first layer.
+SDPA_PRESSES = {"AdaKVPress", "PyramidKVPress"}
+
+
+def load(path, attention):
+    return AutoModelForCausalLM.from_pretrained(path, attn_implementation=attention, dtype=torch.float32).eval()
+
+
+def make_press(case):
+    if "inner" in case:
+        inner = getattr(kvpress, case["inner"]["press"])(compression_ratio=case["ratio"], **case["inner"]["args"])
+        return getattr(kvpress, case["press"])(press=inner, **case.get("args", {})), inner
+    press = getattr(kvpress, case["press"])(compression_ratio=case["ratio"], **case.get("args", {}))
+    return press, press
+
+
+def kept_positions(press, module, scores):
+    """[KV, M] positions the press keeps in this layer, ascending (it drops or masks the others)."""
+    if getattr(module, "masked_key_indices", None) is not None:  # AdaKVPress: (batch, head, position) masked
+        kept = torch.ones_like(scores[0], dtype=torch.bool)
+        _, heads, positions = module.masked_key_indices
+        kept[heads, positions] = False
+        return [torch.nonzero(row).flatten().tolist() for row in kept]
+    n_kept = (press.get_layer_budget(module, scores.shape[-1]) if hasattr(press, "get_layer_budget")
+              else compute_n_kept(scores.shape[-1], press.compression_ratio))
+    return scores[0].topk(n_kept, dim=-1).indices.sort(dim=-1).values.tolist()  # as compress() keeps them
 
 
 def run_case(model, case):
-    press = getattr(kvpress, case["press"])(compression_ratio=case["ratio"], **case.get("args", {}))
-    scored, kept = {}, {}
-    score = press.score
+    press, scorer = make_press(case)
+    scored, modules = {}, {}
+    score = scorer.score
 
-    def recording_score(module, hidden_states, keys, *args, **kwargs):
-        scores = score(module, hidden_states, keys, *args, **kwargs)
-        n_kept = kvpress.presses.scorer_press.compute_n_kept(keys.shape[2], press.compression_ratio)
-        scored[module.layer_idx] = scores[0]
-        kept[module.layer_idx] = scores[0].topk(n_kept, dim=-1).indices.sort(dim=-1).values  # as compress() keeps
+    def recording_score(module, *args, **kwargs):
+        scores = score(module, *args, **kwargs)
+        scored[module.layer_idx], modules[module.layer_idx] = scores.clone(), module
         return scores
 
-    press.score = recording_score
+    scorer.score = recording_score
     prompt = torch.tensor([case["prompt"]])
     cache = DynamicCache(config=model.config)
     with torch.no_grad():
@@ -51,8 +77,8 @@ def run_case(model, case):
             generated.append(int(logits[0, -1].argmax()))
     layers = range(model.config.num_hidden_layers)
     with open(case["output"], "w") as f:
-        json.dump({"kept": [kept[l].tolist() for l in layers], "scores": [scored[l].tolist() for l in layers],
-                   "generated": generated}, f)
+        json.dump({"kept": [kept_positions(press, modules[l], scored[l]) for l in layers],
+                   "scores": [scored[l][0].tolist() for l in layers], "generated": generated}, f)
 
 
 def main():
@@ -62,9 +88,10 @@ def main():
         cases = json.load(f)
     models = {}
     for case in cases:
-        if case["model"] not in models:
-            models[case["model"]] = load(case["model"])
-        run_case(models[case["model"]], case)
+        key = (case["model"], "sdpa" if case["press"] in SDPA_PRESSES else "eager")
+        if key not in models:
+            models[key] = load(*key)
+        run_case(models[key], case)
 
 
 if __name__ == "__main__":
