@@ -124,6 +124,15 @@ std::string locomo_gold(const Sample& sample) {
   return record_fields(sample).text(sample.record, "answer");
 }
 
+Grade locomo_grade(const Sample& sample, const std::string& prediction, LocomoScore score) {
+  const int category = locomo_category(sample);
+  Grade grade;
+  if (!prediction.empty()) grade.pred = prediction;
+  grade.score = score(category, prediction, locomo_gold(sample));
+  grade.details = {{"category", category}};
+  return grade;
+}
+
 namespace {
 
 class Locomo : public Task {
@@ -144,13 +153,7 @@ class Locomo : public Task {
   }
 
   Grade grade(const Sample& sample, std::string_view output) const override {
-    const int category = locomo_category(sample);
-    Grade grade;
-    const std::string prediction = first_nonblank_line(output);
-    if (!prediction.empty()) grade.pred = prediction;
-    grade.score = graders::locomo_score(category, prediction, locomo_gold(sample));
-    grade.details = {{"category", category}};
-    return grade;
+    return locomo_grade(sample, first_nonblank_line(output), graders::locomo_score);
   }
 
   DecodingDefaults defaults() const override { return {/*max_new_tokens=*/32}; }

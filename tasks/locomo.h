@@ -3,6 +3,8 @@
 // protocol, tasks/locomo_paper.cpp); they differ in prompt, context layout and scoring.
 #pragma once
 #include <filesystem>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "tasks/record_fields.h"
@@ -28,5 +30,10 @@ std::vector<Sample> load_locomo(const std::filesystem::path& path, LocomoInputs 
 // a numeric answer (2022) is scored as its string, as Python's str(answer).
 int locomo_category(const Sample& sample);
 std::string locomo_gold(const Sample& sample);
+
+// A LoCoMo grade: `prediction` (none when empty) scored against the sample's gold by `score` (the two
+// tasks' graders::locomo_score / locomo_paper_score), the question's category in the details.
+using LocomoScore = double (*)(int category, std::string_view prediction, std::string_view gold);
+Grade locomo_grade(const Sample& sample, const std::string& prediction, LocomoScore score);
 
 }  // namespace kvbench::tasks

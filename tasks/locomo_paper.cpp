@@ -82,13 +82,7 @@ class LocomoPaper : public Task {
   }
 
   Grade grade(const Sample& sample, std::string_view output) const override {
-    const int category = locomo_category(sample);
-    Grade grade;
-    const std::string prediction = trimmed(output);
-    if (!prediction.empty()) grade.pred = prediction;
-    grade.score = graders::locomo_paper_score(category, prediction, locomo_gold(sample));
-    grade.details = {{"category", category}};
-    return grade;
+    return locomo_grade(sample, trimmed(output), graders::locomo_paper_score);
   }
 
   DecodingDefaults defaults() const override { return {/*max_new_tokens=*/32}; }
