@@ -19,7 +19,7 @@ namespace kvbench {
 namespace {
 class TovaPolicy final : public Policy {
  public:
-  explicit TovaPolicy(bool each_layer) : each_layer_(each_layer) {}
+  explicit TovaPolicy(bool each_layer) : each_layer_(each_layer), per_layer_(each_layer) {}
   std::string name() const override { return "tova"; }
   PolicyNeeds needs() const override {
     return {false, per_layer_ ? AttentionCapture::AllLayers : AttentionCapture::LastLayer};

@@ -71,7 +71,7 @@ void PolicyCliOptions::add_to(CLI::App* command) {
       ->capture_default_str();
   command->add_option("--min-gap", min_gap, "Counter-causal mask: entry i attends to slots j > i + min_gap")
       ->capture_default_str();
-  command->add_option("--sinks", sinks, "Attention sinks kept by streaming")->capture_default_str();
+  command->add_option("--sinks", sinks, "Attention sinks: the first entries always kept (streaming, kvpop, expected-attention)")->capture_default_str();
   command->add_option("--mode", mode, "chunked: refresh after every prefill chunk; prefill_end: one refresh after "
                                       "the whole prompt")
       ->check(CLI::IsMember({"chunked", "prefill_end"}))
