@@ -74,7 +74,10 @@ class ExpectedAttentionPolicy final : public Policy {
     const KvCache& cache = context.cache;
     const at::Tensor rotation = mean_rotation(context.model, cache.keys(0).device());  // [D, D]
     return score_each_layer(cache, [&](int64_t l, const at::Tensor& positions) {
-      const QueryMoments& m = moments_.at(l);
+      // No query past the sinks yet (J below the sinks): nothing to expect, every candidate scores 0.
+      if (static_cast<size_t>(l) >= moments_.size() || moments_[l].count == 0)
+        return at::zeros(positions.sizes(), positions.options().dtype(at::kFloat));
+      const QueryMoments& m = moments_[l];
       const at::Tensor keys = cache.keys(l).to(at::kFloat);  // [B, KV, N, D]
       const int64_t B = keys.size(0), KV = keys.size(1), N = keys.size(2), D = keys.size(3);
       const int64_t group = m.mean.size(1) / KV;

@@ -143,3 +143,22 @@ TEST_CASE("impossible settings are rejected with a clear error", "[generate][err
   CHECK_THROWS_WITH(run("counter-causal", b), Catch::Contains("newest 9"));
   CHECK_THROWS_WITH(make_policy("lru"), Catch::Contains("unknown policy \"lru\""));
 }
+
+TEST_CASE("every policy runs or refuses clearly when J is below the sinks (a refresh before any query past them)",
+          "[generate][errors]") {
+  KVBENCH_REQUIRE_SHARED("models/stories260K");
+  const Model model = Model::load(shared_dir() / "models/stories260K");
+  GenerationSettings s;
+  s.budget.J = 2;
+  s.budget.h = 1;
+  s.budget.sinks = 4;
+  s.max_new_tokens = 4;
+  for (const std::string& name : policy_names()) {
+    INFO(name);
+    auto policy = make_policy(name);
+    try {
+      generate(model, *policy, std::vector<int64_t>(10, 5), s);
+    } catch (const kvbench::Error&) {  // a refusal that names the setting is an answer too; anything else fails
+    }
+  }
+}
