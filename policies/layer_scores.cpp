@@ -17,10 +17,4 @@ at::Tensor score_each_layer(const KvCache& cache,
   return at::stack(layers, 1);
 }
 
-at::Tensor positions_per_head(const KvCache& cache) {
-  std::vector<at::Tensor> layers;
-  for (int64_t l = 0; l < cache.num_layers(); ++l) layers.push_back(cache.head_positions_padded(l));
-  return at::stack(layers, 1);
-}
-
 }  // namespace kvbench

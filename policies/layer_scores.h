@@ -15,7 +15,4 @@ namespace kvbench {
 at::Tensor score_each_layer(const KvCache& cache,
                             const std::function<at::Tensor(int64_t layer, const at::Tensor& positions)>& score_layer);
 
-// [B, L, KV, N] original positions of every layer and KV head's slots (-1: padding), either cache level.
-at::Tensor positions_per_head(const KvCache& cache);
-
 }  // namespace kvbench

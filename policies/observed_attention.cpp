@@ -21,7 +21,9 @@ class ObservedAttentionPolicy final : public Policy {
     fed_ += step.attention.front().size(2);
   }
   at::Tensor score(const ScoringContext& context) override {
-    const at::Tensor queries_seen = (fed_ - positions_per_head(context.cache)).clamp_min(1);  // padding: any > 0
+    const at::Tensor held = context.cache.all_positions();  // [B, N] token level (every layer and head), or [B, L, KV, N]
+    const at::Tensor positions = held.dim() == 2 ? held.unsqueeze(1).unsqueeze(1) : held;
+    const at::Tensor queries_seen = (fed_ - positions).clamp_min(1);  // padding: any > 0
     return mass_.value() / queries_seen.to(mass_.value().options());
   }
   void on_compact(const at::Tensor& keep) override { mass_.compact(keep); }

@@ -12,7 +12,8 @@
 #include <fstream>
 #include <iostream>
 #include <random>
-#include <set>
+#include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -80,12 +81,11 @@ void compare_row(const std::vector<int64_t>& ours, const std::vector<int64_t>& t
   }
   double cut = std::numeric_limits<double>::infinity();
   for (int64_t p : theirs) cut = std::min(cut, scores.at(p));
-  const std::set<int64_t> a(ours.begin(), ours.end()), b(theirs.begin(), theirs.end());
-  bool only_ties = true;
-  for (int64_t p : ours)
-    if (!b.count(p)) only_ties = only_ties && std::abs(scores.at(p) - cut) <= 1e-5 * (1.0 + std::abs(cut));
-  for (int64_t p : theirs)
-    if (!a.count(p)) only_ties = only_ties && std::abs(scores.at(p) - cut) <= 1e-5 * (1.0 + std::abs(cut));
+  std::vector<int64_t> differing;  // both rows are ascending
+  std::set_symmetric_difference(ours.begin(), ours.end(), theirs.begin(), theirs.end(), std::back_inserter(differing));
+  const bool only_ties = std::all_of(differing.begin(), differing.end(), [&](int64_t p) {
+    return std::abs(scores.at(p) - cut) <= 1e-5 * (1.0 + std::abs(cut));
+  });
   INFO("kept sets differ beyond ties at the cut");
   CHECK(only_ties);
   c.tied += only_ties;
