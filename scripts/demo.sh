@@ -16,8 +16,10 @@ if [[ ! -f "$model/config.json" ]]; then
 fi
 out=${KVBENCH_DEMO_OUT:-results/demo}
 samples=${KVBENCH_DEMO_SAMPLES:-48}
-# One libtorch thread suits the tiny default model (more threads only contend); raise it for real models.
+# One libtorch thread suits the tiny default model (more threads only contend), and one sweep worker per core
+# runs its jobs side by side; for real models, raise the threads and use one worker.
 threads=${KVBENCH_THREADS:-1}
+workers=${KVBENCH_WORKERS:-$(nproc)}
 kvbench=build/kvbench
 if [[ ! -x "$kvbench" ]]; then
   echo "demo: building kvbench (first time: several minutes)" >&2
@@ -33,7 +35,7 @@ cat > "$out/sweep.json" <<JSON
  "grid": {"policy": ["full", "sliding", "streaming", "h2o", "tova", "counter-causal", "counter-causal-fast"],
           "J": [32, 64, 128], "h": ["J/4"]}}
 JSON
-"$kvbench" --threads "$threads" sweep --config "$out/sweep.json"
+"$kvbench" --threads "$threads" sweep --config "$out/sweep.json" --workers "$workers"
 {
   "$kvbench" report "$out"/*.h5 --table accuracy-vs-j --table key-retention --table by-retention --table latency
   "$kvbench" report "$out"/*.h5 --table paired --J 32 --policy sliding --policy h2o --policy counter-causal \

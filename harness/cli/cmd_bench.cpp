@@ -12,6 +12,7 @@
 #include <optional>
 #include <random>
 #include <sstream>
+#include <tuple>
 
 #include "cache/resampled_cache.h"
 #include "cli/commands.h"
@@ -271,37 +272,50 @@ struct BatchTiming {
   double refresh_flops_per_second = 0.0;
 };
 
-// B samples (distinct random prompts) decoded together with a fixed length: every slot is prefilled before
-// the first decode step, so decode time = wall time − the prefills.
-BatchTiming time_batch(const Model& model, const ThroughputBenchOptions& o, int64_t B, uint64_t seed) {
+// `count` samples of one policy and budget: distinct random prompts of `prompt_len` tokens (seeds seed, seed + 1,
+// ...), each generating exactly `new_tokens` (no stop token).
+struct RandomSamples {
   std::vector<std::unique_ptr<Policy>> policies;
   std::vector<std::unique_ptr<SampleGeneration>> generations;
   std::vector<SampleGeneration*> list;
   CacheBudget budget;  // every sample's: the same options
-  for (int64_t b = 0; b < B; ++b) {
-    JobConfig job = o.policy.job();
-    job.max_new = o.new_tokens;
-    policies.push_back(make_policy(job.policy, policy_options(job)));
-    GenerationSettings settings = generation_settings(job, *policies.back(), 0, {});
-    if (settings.budget.h <= 0) settings.budget.h = o.prompt_len;  // full cache: one prefill pass
-    budget = settings.budget;
-    generations.push_back(std::make_unique<SampleGeneration>(
-        model, *policies.back(), random_ids(o.prompt_len, model.config().vocab_size, seed + b), settings));
-    list.push_back(generations.back().get());
+
+  RandomSamples(const Model& model, const PolicyCliOptions& policy, int64_t count, int64_t prompt_len,
+                int64_t new_tokens, uint64_t seed) {
+    for (int64_t b = 0; b < count; ++b) {
+      JobConfig job = policy.job();
+      job.max_new = new_tokens;
+      policies.push_back(make_policy(job.policy, policy_options(job)));
+      GenerationSettings settings = generation_settings(job, *policies.back(), 0, {});
+      if (settings.budget.h <= 0) settings.budget.h = prompt_len;  // full cache: one prefill pass
+      budget = settings.budget;
+      generations.push_back(std::make_unique<SampleGeneration>(
+          model, *policies.back(), random_ids(prompt_len, model.config().vocab_size, seed + b), settings));
+      list.push_back(generations.back().get());
+    }
   }
+};
+
+// B samples (distinct random prompts) decoded together with a fixed length: all B prompts, of one length, are
+// prefilled together in the first passes and end in the same one, so decode time = wall time − the longest
+// time to first token.
+BatchTiming time_batch(const Model& model, const ThroughputBenchOptions& o, int64_t B, uint64_t seed) {
+  RandomSamples samples(model, o.policy, B, o.prompt_len, o.new_tokens, seed);
+  std::vector<SampleGeneration*>& list = samples.list;
+  const CacheBudget& budget = samples.budget;
   const auto start = std::chrono::steady_clock::now();
   generate_continuously(model, B, list);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   BatchTiming timing;
   double prefill = 0.0, tokens = 0.0, refresh_flops = 0.0;
-  for (auto& g : generations) {
+  for (auto& g : samples.generations) {
     const GenerationResult result = g->take();
-    prefill += result.prefill_seconds;
+    prefill = std::max(prefill, result.prefill_seconds);
     tokens += static_cast<double>(result.rollouts[0].generated.size() - 1);  // token 1 comes from the prefill
     timing.mean_cache += result.mean_cache_size / static_cast<double>(B);
     for (const RefreshRecord& r : result.refreshes)
       if (r.phase == "decode")
-        refresh_flops += policies.front()->scoring_flops(model.config(), r.size_before, budget).value_or(0.0);
+        refresh_flops += samples.policies.front()->scoring_flops(model.config(), r.size_before, budget).value_or(0.0);
   }
   const double decode_seconds = wall - prefill;
   timing.decode_tokens_per_second = tokens / decode_seconds;
@@ -328,6 +342,53 @@ void run_throughput_bench(const ThroughputBenchOptions& o) {
       std::cout << fmt::format("{:>6} {:>14.1f} {:>8.2f}x {:>10.1f} {:>7.1f}% {:>8.1f}%", B, t.decode_tokens_per_second,
                                t.decode_tokens_per_second / single, gflops, 100.0 * gflops / rates.gemm_gflops,
                                100.0 * refresh_gflops / gflops)
+                << std::endl;
+    }
+  }
+}
+
+struct SweepBenchOptions {
+  ModelOptions model;
+  PolicyCliOptions policy;
+  int64_t samples = 16, batch = 0, rounds = 2;  // batch 0: default_batch
+  int64_t decode_prompt = 64, decode_new = 128, prefill_prompt = 1024, prefill_new = 16;
+};
+
+// One fixed job of `samples` random samples through generate_continuously with `batch` slots: wall seconds.
+double time_job(const Model& model, const SweepBenchOptions& o, int64_t batch, int64_t prompt_len, int64_t new_tokens) {
+  RandomSamples samples(model, o.policy, o.samples, prompt_len, new_tokens, 0);
+  const auto start = std::chrono::steady_clock::now();
+  generate_continuously(model, batch, samples.list);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Wall time of the same job at --batch 1 and at the batch a sweep runs by default, on a decode-heavy and a
+// prefill-heavy shape: what batching saves a sweep. Prompts are cut to fit the model's positions.
+void run_sweep_bench(const SweepBenchOptions& o) {
+  const Model model = o.model.load();
+  const int64_t batch = o.batch > 0 ? o.batch : default_batch(model);
+  std::cout << describe(o.model, model) << "\n"
+            << fmt::format("policy {}, J {}, h {}; {} samples a job, batch 1 vs {}\n", o.policy.policy, o.policy.J,
+                           o.policy.h > 0 ? std::to_string(o.policy.h) : "J/4", o.samples, batch);
+  const int64_t positions = model.config().max_position_embeddings;
+  struct Shape {
+    std::string name;
+    int64_t prompt, new_tokens;
+  };
+  std::vector<Shape> shapes;
+  for (const auto& [name, prompt, new_tokens] : {std::tuple{"decode-heavy", o.decode_prompt, o.decode_new},
+                                                 std::tuple{"prefill-heavy", o.prefill_prompt, o.prefill_new}})
+    shapes.push_back({name, std::max<int64_t>(1, std::min(prompt, positions - new_tokens)), new_tokens});
+  time_job(model, o, batch, 16, 2);  // warm-up
+  for (int64_t round = 1; round <= o.rounds; ++round) {
+    std::cout << fmt::format("round {}\n{:<14} {:>7} {:>5} {:>12} {:>12} {:>13} {:>9}\n", round, "shape", "prompt",
+                             "new", "batch 1 s", fmt::format("batch {} s", batch), "samples/s", "speed-up");
+    for (const Shape& shape : shapes) {
+      const double alone = time_job(model, o, 1, shape.prompt, shape.new_tokens);
+      const double together = time_job(model, o, batch, shape.prompt, shape.new_tokens);
+      std::cout << fmt::format("{:<14} {:>7} {:>5} {:>12.3f} {:>12.3f} {:>6.2f} → {:<6.2f} {:>8.2f}x", shape.name,
+                               shape.prompt, shape.new_tokens, alone, together, o.samples / alone,
+                               o.samples / together, alone / together)
                 << std::endl;
     }
   }
@@ -450,7 +511,7 @@ void run_refresh_bench(const RefreshBenchOptions& o) {
 
 void add_bench_command(CLI::App& app) {
   CLI::App* bench =
-      app.add_subcommand("bench", "Benchmarks: decode speed, batched throughput, linear kernels, refresh latency");
+      app.add_subcommand("bench", "Benchmarks: decode speed, batched throughput, sweep speed-up, linear kernels, refresh latency");
   bench->require_subcommand(1);
 
   auto decode = std::make_shared<DecodeBenchOptions>();
@@ -485,6 +546,31 @@ void add_bench_command(CLI::App& app) {
   t->add_option("--rounds", throughput->rounds, "Rounds (each prints its own table)")->capture_default_str()
       ->check(CLI::PositiveNumber);
   t->callback([throughput] { run_throughput_bench(*throughput); });
+
+  auto sweep = std::make_shared<SweepBenchOptions>();
+  CLI::App* w = bench->add_subcommand(
+      "sweep",
+      "Wall time of one fixed job (--samples random prompts, each generating exactly --*-new tokens) at batch 1\n"
+      "and at the batch a run or sweep takes by default, on a decode-heavy and a prefill-heavy shape: the\n"
+      "speed-up batching gives, and samples/s at each. Prefill chunks and refreshes of the samples in flight\n"
+      "share passes, as decode steps do. Prompts are cut to the model's positions.\n"
+      "Example: kvbench --threads 1 bench sweep --model models/kvbench-demo --policy counter-causal --J 64");
+  sweep->model.add_to(w);
+  sweep->policy.add_to(w);
+  w->add_option("--samples", sweep->samples, "Samples a job")->capture_default_str()->check(CLI::PositiveNumber);
+  w->add_option("--batch", sweep->batch, "Batch to compare with 1 (default: a run's default batch)")
+      ->check(CLI::PositiveNumber);
+  w->add_option("--decode-prompt", sweep->decode_prompt, "Decode-heavy shape: prompt tokens")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  w->add_option("--decode-new", sweep->decode_new, "Decode-heavy shape: new tokens")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  w->add_option("--prefill-prompt", sweep->prefill_prompt, "Prefill-heavy shape: prompt tokens")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  w->add_option("--prefill-new", sweep->prefill_new, "Prefill-heavy shape: new tokens")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  w->add_option("--rounds", sweep->rounds, "Rounds (each prints its own table)")->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  w->callback([sweep] { run_sweep_bench(*sweep); });
 
   auto lin = std::make_shared<LinearBenchOptions>();
   CLI::App* l = bench->add_subcommand("linear", "kvbench::linear vs at::linear: GB/s and GFLOP/s per row count");

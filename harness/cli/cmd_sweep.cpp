@@ -2,9 +2,15 @@
 // `kvbench merge`: gathers the results files of sweep shards into one directory.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -28,9 +34,10 @@ namespace {
 
 struct SweepOptions {
   std::string config, out_dir, data_root, shard = "0/1", emit_slurm, models_dir, scorers_dir = "scorers";
-  int64_t slurm_shards = 0, limit = 0, batch = 0;
+  int64_t slurm_shards = 0, limit = 0, batch = 0, workers = 1;
   std::vector<std::string> sbatch, set;
   bool dry_run = false, no_bench = false, force = false, quiet = false;
+  bool as_worker = false;  // one of --workers' processes: no per-process skip lines, totals or progress bars
 };
 
 // The jobs of a sweep or recipe with their models resolved on this machine and --set applied.
@@ -125,7 +132,7 @@ void run_jobs(const SweepOptions& o, const std::vector<SweepJob>& jobs) {
     const std::string label = fmt::format("[{}/{}] {}", index, jobs.size(), entry.label);
     if (check_output(entry.out, entry.job, o.force) == OutputState::Complete) {
       ++skipped;
-      fmt::print(stderr, "{}: already complete, skipped\n", label);
+      if (!o.as_worker) fmt::print(stderr, "{}: already complete, skipped\n", label);
       continue;
     }
     const std::string key = entry.job.model + "|" + entry.job.device + "|" + entry.job.dtype;
@@ -135,20 +142,81 @@ void run_jobs(const SweepOptions& o, const std::vector<SweepJob>& jobs) {
       loaded_key = key;
     }
     const RunOutcome outcome = run_job(entry.job, entry.out, loaded->model, loaded->tokenizer,
-                                       {o.force, !o.quiet, label, batch_size(o.batch, loaded->model)});
+                                       {o.force, !o.quiet && !o.as_worker, label, batch_size(o.batch, loaded->model)});
     if (outcome.held || outcome.already_complete) {  // another process ran it, or runs it now
       ++(outcome.held ? held : skipped);
-      fmt::print(stderr, "{}: {}, skipped\n", label, outcome.held ? "held by another process" : "already complete");
+      if (!o.as_worker)
+        fmt::print(stderr, "{}: {}, skipped\n", label, outcome.held ? "held by another process" : "already complete");
       continue;
     }
     if (outcome.resumed > 0)
       fmt::print(stderr, "{}: resumed, {} samples were already finished\n", label, outcome.resumed);
     std::cout << summary_line(entry.label, outcome.summary) << std::endl;
   }
+  if (o.as_worker) return;  // the process that started the workers reports the sweep
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const std::string held_note = held > 0 ? fmt::format(", {} held by another process", held) : "";
   fmt::print(stderr, "sweep: {} jobs ({} run, {} already complete{}) in {}\n", jobs.size(),
              static_cast<int64_t>(jobs.size()) - skipped - held, skipped, held_note, format_duration(seconds));
+}
+
+// This process's command line (argv), from /proc/self/cmdline.
+std::vector<std::string> own_command_line() {
+  std::ifstream file("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> words;
+  for (std::string word; std::getline(file, word, '\0');) words.push_back(word);
+  if (words.empty()) fail("/proc/self/cmdline: cannot read this process's command line");
+  return words;
+}
+
+// The same command line for one of --workers' processes: --workers dropped, --as-worker added.
+std::vector<std::string> worker_command_line() {
+  std::vector<std::string> words;
+  const std::vector<std::string> own = own_command_line();
+  for (size_t i = 0; i < own.size(); ++i) {
+    if (own[i] == "--workers") {
+      ++i;  // and its value
+      continue;
+    }
+    if (own[i].rfind("--workers=", 0) == 0) continue;
+    words.push_back(own[i]);
+  }
+  words.push_back("--as-worker");
+  return words;
+}
+
+// --workers N: N processes of this same sweep, each with its own model and --threads, each running the next job
+// that no process holds (run/job_lock.h), so the jobs spread over them as they finish and each job runs once,
+// exactly as one process runs it. A worker dies with this process.
+void run_workers(const SweepOptions& o, size_t jobs) {
+  if (o.force) fail("--force with --workers: the workers would rerun each other's finished jobs; run with --workers 1");
+  const std::filesystem::path self = std::filesystem::canonical("/proc/self/exe");
+  std::vector<std::string> words = worker_command_line();
+  std::vector<char*> argv;
+  for (std::string& word : words) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<pid_t> children;
+  for (int64_t w = 0; w < o.workers; ++w) {
+    const pid_t pid = fork();
+    if (pid < 0) fail("--workers: cannot start a worker process ({})", std::strerror(errno));
+    if (pid == 0) {  // only async-signal-safe calls until exec
+      prctl(PR_SET_PDEATHSIG, SIGTERM);
+      execv(self.c_str(), argv.data());
+      _exit(127);
+    }
+    children.push_back(pid);
+  }
+  int64_t failed = 0;
+  for (pid_t pid : children) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (failed > 0) fail("{} of {} worker processes failed (see their messages above); rerun to resume", failed, o.workers);
+  fmt::print(stderr, "sweep: {} jobs in {} worker processes in {}\n", jobs, o.workers, format_duration(seconds));
 }
 
 // Per job: token counts when its tokenizer and data are here, the estimate when its model was benchmarked.
@@ -258,6 +326,7 @@ void sweep_command(const SweepOptions& o) {
   if (o.dry_run) return print_dry_run(plan, jobs, missing, !o.no_bench);
   if (!missing.empty())
     fail("{} of the sweep's inputs are missing; no job was started:\n  {}", missing.size(), fmt::join(missing, "\n  "));
+  if (o.workers > 1) return run_workers(o, jobs.size());
   run_jobs(o, jobs);
 }
 
@@ -341,6 +410,7 @@ void add_sweep_command(CLI::App& app) {
       "Examples:\n"
       "  kvbench sweep --config sweep.json\n"
       "  kvbench sweep --config sweep.json --shard 1/4            # jobs 1, 5, 9, ... of the grid\n"
+      "  kvbench --threads 1 sweep --config sweep.json --workers 2  # two processes share the jobs\n"
       "  kvbench sweep --config sweep.json --emit-slurm sweep.sbatch --slurm-shards 8 --sbatch '--gres=gpu:1'\n"
       "A paper recipe (recipes/*.json, README \"Reproducing the papers\") is a sweep config with the paper's settings\n"
       "and published numbers; models are named by HF id and resolved under --models-dir:\n"
@@ -369,6 +439,13 @@ void add_sweep_command(CLI::App& app) {
   cmd->add_flag("--no-bench", o->no_bench, "With --dry-run: skip the benchmark (no model is loaded)");
   cmd->add_flag("--force", o->force, "Rerun and replace every job's output");
   cmd->add_flag("--quiet", o->quiet, "No progress bars");
+  cmd->add_option("--workers", o->workers,
+                  "Processes running the sweep side by side, each taking the next job no other holds (each loads its\n"
+                  "own model and uses --threads threads): for small models, --threads 1 and one worker per core.\n"
+                  "Results are the same as one process's; no progress bars, a line per finished job")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--as-worker", o->as_worker)->group("");  // set by --workers on the processes it starts
   cmd->callback([o] { sweep_command(*o); });
 
   auto m = std::make_shared<MergeOptions>();

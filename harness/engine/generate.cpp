@@ -127,26 +127,16 @@ void SampleGeneration::add_refresh(RefreshRecord record, const char* phase, int6
 }
 
 void SampleGeneration::prefill() {
-  const auto start = Clock::now();
-  const CacheBudget& budget = settings_.budget;
-  const at::Device device = model_.options().device();
-  const int64_t P = static_cast<int64_t>(result_.prompt.size());
-  const at::Tensor prompt_ids = at::tensor(result_.prompt, at::kLong).unsqueeze(0).to(device);
-  const int64_t chunk = budget.mode == CacheBudget::Mode::Chunked ? budget.h : P;
-  at::Tensor logits;
-  for (int64_t begin = 0, index = 0; begin < P; begin += chunk, ++index) {
-    const int64_t length = std::min(chunk, P - begin);
-    StepInput input{prompt_ids.narrow(1, begin, length),
-                    at::arange(begin, begin + length, at::kLong).unsqueeze(0).to(device), &cache_, {}};
-    input.options = step_options();
+  while (prefilling()) {
+    const StepInput input = next_step();
     const ForwardResult step = model_.forward({input}).front();
-    for (auto& observer : observers_) observer->prompt_chunk(input.ids, input.positions, cache_);
-    observe(step);
-    if (policy_.evicts() && cache_.size() > budget.J + budget.frozen)
-      add_refresh(refresh(model_, cache_, policy_, budget, settings_.phrase), "prefill", index, begin + length);
-    logits = step.logits;
+    if (observe_step(step)) refresh_due({this});
+    choose_next(step);
   }
-  // The rollouts fork from the prefilled prompt.
+}
+
+// The rollouts fork from the prefilled prompt and choose their first tokens from its last logits.
+void SampleGeneration::start_decoding(at::Tensor logits) {
   const int64_t R = settings_.rollouts;
   if (R > 1) {
     cache_.expand_batch(R);
@@ -156,7 +146,7 @@ void SampleGeneration::prefill() {
   rollouts_ = std::make_unique<Rollouts>(settings_, stop_);
   for (auto& observer : observers_) observer->prompt_done(logits.select(1, logits.size(1) - 1), R);
   rollouts_->choose(logits);  // reading the first token waits for the device: prefill time = time to first token
-  result_.prefill_seconds = seconds_since(start);
+  result_.prefill_seconds = seconds_since(prefill_start_);
   decode_start_ = Clock::now();
 }
 
@@ -172,6 +162,21 @@ bool SampleGeneration::done() const { return rollouts_ && !rollouts_->any_active
 StepInput SampleGeneration::next_step() {
   const at::Device device = model_.options().device();
   const int64_t P = static_cast<int64_t>(result_.prompt.size());
+  if (prefilling()) {  // the prompt's next chunk of h (prefill_end: all of it) at its own positions
+    if (prompt_fed_ == 0) prefill_start_ = Clock::now();
+    const CacheBudget& budget = settings_.budget;
+    const int64_t chunk = budget.mode == CacheBudget::Mode::Chunked ? budget.h : P;
+    const int64_t length = std::min(chunk, P - prompt_fed_);
+    StepInput input{at::tensor(std::vector<int64_t>(result_.prompt.begin() + prompt_fed_,
+                                                    result_.prompt.begin() + prompt_fed_ + length),
+                               at::kLong)
+                        .unsqueeze(0)
+                        .to(device),
+                    at::arange(prompt_fed_, prompt_fed_ + length, at::kLong).unsqueeze(0).to(device), &cache_,
+                    step_options()};
+    std::tie(fed_ids_, fed_positions_) = std::tie(input.ids, input.positions);
+    return input;
+  }
   ++step_;
   StepInput input{rollouts_->last_tokens(device), at::full({settings_.rollouts, 1}, P + step_ - 1, at::kLong).to(device),
                   &cache_, {}};
@@ -181,6 +186,14 @@ StepInput SampleGeneration::next_step() {
 }
 
 bool SampleGeneration::observe_step(const ForwardResult& step) {
+  if (prefilling()) {
+    prompt_fed_ += fed_ids_.size(1);
+    ++chunks_fed_;
+    for (auto& observer : observers_) observer->prompt_chunk(fed_ids_, fed_positions_, cache_);
+    observe(step);
+    const CacheBudget& budget = settings_.budget;
+    return policy_.evicts() && cache_.size() > budget.J + budget.frozen;
+  }
   cache_size_sum_ += static_cast<double>(cache_.size());
   entries_sum_ += cache_.mean_entries_per_head();
   for (auto& observer : observers_)  // before any refresh of this step, as the step's logits were computed
@@ -195,11 +208,20 @@ void SampleGeneration::refresh_due(const std::vector<SampleGeneration*>& due) {
   std::vector<RefreshJob> jobs;
   for (SampleGeneration* g : due) jobs.push_back({g->cache_, g->policy_, g->settings_.budget, g->settings_.phrase});
   std::vector<RefreshRecord> records = refresh_together(due.front()->model_, jobs);
-  for (size_t i = 0; i < due.size(); ++i)
-    due[i]->add_refresh(std::move(records[i]), "decode", due[i]->step_, due[i]->processed());
+  for (size_t i = 0; i < due.size(); ++i) {
+    SampleGeneration& g = *due[i];
+    if (g.prefilling())
+      g.add_refresh(std::move(records[i]), "prefill", g.chunks_fed_ - 1, g.processed());
+    else
+      g.add_refresh(std::move(records[i]), "decode", g.step_, g.processed());
+  }
 }
 
 void SampleGeneration::choose_next(const ForwardResult& step) {
+  if (prefilling()) {
+    if (prompt_fed_ == static_cast<int64_t>(result_.prompt.size())) start_decoding(step.logits);
+    return;
+  }
   rollouts_->choose(step.logits);  // from the logits computed before the refresh
   if (done()) result_.decode_seconds = seconds_since(decode_start_);
 }
@@ -229,18 +251,15 @@ void generate_continuously(const Model& model, int64_t batch, const std::functio
   std::vector<SampleGeneration*> active;
   bool exhausted = false;
   while (true) {
-    // A free slot takes the next sample's prefill (alone: a prompt is many rows, a decode step one per rollout).
+    // A free slot takes the next sample: its prompt chunks share the passes with the others' chunks and
+    // decode steps, as a decode step does.
     while (!exhausted && static_cast<int64_t>(active.size()) < batch) {
       SampleGeneration* generation = next();
       if (!generation) {
         exhausted = true;
         break;
       }
-      generation->prefill();
-      if (generation->done())
-        finished(generation);
-      else
-        active.push_back(generation);
+      active.push_back(generation);
     }
     if (active.empty()) return;
     std::vector<StepInput> inputs;

@@ -1,7 +1,7 @@
 // Algorithm 1 (the generate loop) and Algorithm 2 (a step) of the counter-causal paper, for any policy.
 // One sample's generation is a SampleGeneration, stepped from outside, so that several samples can share
-// every decode step's forward pass (generate_continuously) while each keeps its own cache, refresh
-// schedule and policy state — exactly what it has when generated alone.
+// every forward pass — prompt chunks and decode steps alike (generate_continuously) — while each keeps its
+// own cache, refresh schedule and policy state: exactly what it has when generated alone.
 //
 //   prefill: the prompt in chunks of h at positions 0..P−1, a refresh after each chunk while the
 //            cache holds more than J + frozen entries (mode prefill_end: one pass, one refresh);
@@ -56,8 +56,8 @@ struct GenerationResult {
 // Throws kvbench::Error on impossible settings (J ≤ 0, h ≤ 0, recent ≥ J, frozen ≥ prompt length, ...).
 void validate(const GenerationSettings& settings, int64_t prompt_length, const Policy& policy);
 
-// Algorithm 1 for one sample: prefill(), then decode steps (next_step → a forward pass → observe_step →
-// refresh_due if due → choose_next) until done().
+// Algorithm 1 for one sample, as steps (next_step → a forward pass → observe_step → refresh_due if due →
+// choose_next) until done(): first the prompt's chunks, then decode steps.
 class SampleGeneration {
  public:
   // Validates the settings (kvbench::Error) and lets the policy prepare; `policy` must outlive this.
@@ -67,15 +67,18 @@ class SampleGeneration {
   SampleGeneration& operator=(const SampleGeneration&) = delete;
   ~SampleGeneration();
 
-  // The prompt in chunks of h (a refresh after each while over budget), then the first token of each rollout.
+  // The prompt's steps alone: its chunks of h (a refresh after each while over budget), then the first
+  // token of each rollout.
   void prefill();
   bool done() const;
-  // Algorithm 2's input at decode step s: every rollout's previous token at position P+s−1.
+  // Algorithm 2's input: while prefilling, the prompt's next chunk at its positions; at decode step s,
+  // every rollout's previous token at position P+s−1.
   StepInput next_step();
-  // That step's output, taken in three parts so that samples refreshing at the same step are scored
-  // together: the policy observes it (true when a refresh is due: (P+s) % h == 0); the due samples'
-  // refresh (Algorithm 3, one refresh_together call for all of them); each rollout's next token, chosen
-  // from the logits computed before the refresh.
+  // That step's output, taken in three parts so that samples refreshing at the same point are scored
+  // together: the policy observes it (true when a refresh is due: a prompt chunk left more than J + frozen
+  // entries, or (P+s) % h == 0); the due samples' refresh (Algorithm 3, one refresh_together call for all
+  // of them); after the prompt's last chunk the rollouts fork and choose their first tokens, after a
+  // decode step each rollout its next one, from the logits computed before the refresh.
   bool observe_step(const ForwardResult& step);
   static void refresh_due(const std::vector<SampleGeneration*>& due);
   void choose_next(const ForwardResult& step);
@@ -85,7 +88,10 @@ class SampleGeneration {
   class Rollouts;
   void observe(const ForwardResult& step);
   void add_refresh(RefreshRecord record, const char* phase, int64_t index, int64_t processed);
-  int64_t processed() const { return static_cast<int64_t>(result_.prompt.size()) + step_; }
+  bool prefilling() const { return !rollouts_; }
+  // Tokens fed so far: prompt chunks while prefilling, then the prompt and one per decode step.
+  int64_t processed() const { return prefilling() ? prompt_fed_ : static_cast<int64_t>(result_.prompt.size()) + step_; }
+  void start_decoding(at::Tensor logits);
   ForwardOptions step_options() const;  // what every forward captures for the policy
 
   const Model& model_;
@@ -95,11 +101,12 @@ class SampleGeneration {
   KvCache cache_;
   std::unique_ptr<Rollouts> rollouts_;
   std::vector<std::unique_ptr<GenerationObserver>> observers_;  // the shadow run with settings.shadow_full
-  at::Tensor fed_ids_, fed_positions_;  // the decode step in flight, shown to the observers
+  at::Tensor fed_ids_, fed_positions_;  // the step in flight (a prompt chunk or a decode step)
   GenerationResult result_;
+  int64_t prompt_fed_ = 0, chunks_fed_ = 0;  // prompt tokens and chunks fed so far
   int64_t step_ = 0;  // decode steps fed so far
   double cache_size_sum_ = 0.0, entries_sum_ = 0.0;
-  std::chrono::steady_clock::time_point decode_start_;
+  std::chrono::steady_clock::time_point prefill_start_, decode_start_;
 };
 
 GenerationResult generate(const Model& model, Policy& policy, const std::vector<int64_t>& prompt,

@@ -6,6 +6,7 @@
 #endif
 
 #include <cmath>
+#include <limits>
 
 #include "common/error.h"
 #include "model/block_attention.h"
@@ -308,7 +309,47 @@ ForwardResult Model::forward(const at::Tensor& ids, const at::Tensor& positions,
   return std::move(forward({StepInput{ids, positions, &cache, options}}).front());
 }
 
+// Groups that share a pass, so that each group's rows meet the linear kernel they meet alone (model/linear.h):
+// groups of at most kSmallRows rows together, up to kSmallRows rows a pass (that kernel is row-independent),
+// and each larger group (BLAS, whose rows depend on the rows beside them) in a pass of its own.
+namespace {
+std::vector<std::vector<size_t>> passes_of(const std::vector<StepInput>& groups) {
+  const int64_t small = groups.front().ids.is_cpu() ? linear_detail::kSmallRows : std::numeric_limits<int64_t>::max();
+  std::vector<std::vector<size_t>> passes;
+  size_t open = 0;         // the pass still taking small groups
+  int64_t open_rows = -1;  // its rows; -1: none is open
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const int64_t rows = groups[g].ids.numel();
+    if (rows > small) {
+      passes.push_back({g});
+      continue;
+    }
+    if (open_rows < 0 || open_rows + rows > small) {
+      open = passes.size();
+      passes.emplace_back();
+      open_rows = 0;
+    }
+    passes[open].push_back(g);
+    open_rows += rows;
+  }
+  return passes;
+}
+}  // namespace
+
 std::vector<ForwardResult> Model::forward(const std::vector<StepInput>& groups) const {
+  const std::vector<std::vector<size_t>> passes = passes_of(groups);
+  if (passes.size() == 1) return forward_pass(groups);
+  std::vector<ForwardResult> results(groups.size());
+  for (const std::vector<size_t>& pass : passes) {
+    std::vector<StepInput> inputs;
+    for (size_t g : pass) inputs.push_back(groups[g]);
+    std::vector<ForwardResult> out = forward_pass(inputs);
+    for (size_t i = 0; i < pass.size(); ++i) results[pass[i]] = std::move(out[i]);
+  }
+  return results;
+}
+
+std::vector<ForwardResult> Model::forward_pass(const std::vector<StepInput>& groups) const {
   const PackedGroups packed(*this, groups);
   std::vector<ForwardResult> results(groups.size());
   at::Tensor x = packed.embedded, last_layer_input;  // every group's new tokens, rows of one matrix [M, hidden]

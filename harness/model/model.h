@@ -88,6 +88,8 @@ class Model {
   // group over its own cache, so a group's result equals its own forward (bitwise where the linear
   // kernel is row-independent, see model/linear.h).
   std::vector<ForwardResult> forward(const std::vector<StepInput>& groups) const;
+  // One packed pass of forward(groups) (which splits the groups into such passes).
+  std::vector<ForwardResult> forward_pass(const std::vector<StepInput>& groups) const;
 
   // Training mode: the whole sequence ids [B, T] at positions [B, T], causal, no cache; logits of
   // every token [B, T, V]. Records autograd when the weights require grad. `layers` (if given)

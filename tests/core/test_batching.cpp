@@ -5,6 +5,8 @@
 #include <map>
 #include <random>
 
+#include "common/error.h"
+#include "engine/allocator.h"
 #include "engine/generate.h"
 #include "model/random_model.h"
 #include "model_test_util.h"
@@ -71,12 +73,42 @@ std::vector<GenerationResult> run_batched(const Model& model, const std::vector<
   return results;
 }
 
-void check_batching_changes_nothing(const Model& model, uint32_t seed, int64_t count) {
+// A prefill-heavy trial: a long prompt in chunks that are mostly small (several samples' chunks share each
+// pass) and sometimes over kSmallRows (such a chunk takes a pass of its own), a few new tokens, and any
+// allocator (ragged caches too). Settings the allocator refuses are drawn again.
+Trial prefill_trial(std::mt19937& rng, const std::vector<std::string>& policies) {
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  Trial t = batch_trial(rng, policies);
+  CacheBudget& b = t.settings.budget;
+  for (int64_t i = 0, n = pick(100, 300); i < n; ++i) t.prompt.push_back(pick(3, 511));
+  b.h = pick(0, 4) == 0 ? pick(65, 100) : pick(1, 12);
+  const std::vector<std::string> allocators = allocator_names();
+  b.allocator = allocators[pick(0, allocators.size() - 1)];
+  b.ragged = find_allocator(b.allocator).ragged();
+  t.settings.max_new_tokens = pick(1, 4);
+  return t;
+}
+
+// Whether SampleGeneration accepts the trial's settings (validate and the allocator's checks).
+bool accepted(const Model& model, const Trial& t) {
+  if (!valid(t)) return false;
+  try {
+    auto policy = make_policy(t.policy, {0});
+    SampleGeneration generation(model, *policy, t.prompt, t.settings);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+using DrawTrial = Trial (*)(std::mt19937&, const std::vector<std::string>&);
+
+void check_batching_changes_nothing(const Model& model, uint32_t seed, int64_t count, DrawTrial draw = batch_trial) {
   std::vector<std::string> policies = policy_names();
   std::mt19937 rng(seed);
   std::vector<Trial> trials;
   while (static_cast<int64_t>(trials.size()) < count)
-    if (Trial t = batch_trial(rng, policies); valid(t)) trials.push_back(std::move(t));
+    if (Trial t = draw(rng, policies); accepted(model, t)) trials.push_back(std::move(t));
   std::vector<GenerationResult> alone;
   for (size_t i = 0; i < trials.size(); ++i) {
     auto policy = make_policy(trials[i].policy, {i});
@@ -87,7 +119,8 @@ void check_batching_changes_nothing(const Model& model, uint32_t seed, int64_t c
     for (size_t i = 0; i < trials.size(); ++i) {
       const CacheBudget& b = trials[i].settings.budget;
       INFO("batch " << batch << ", trial " << i << ": " << trials[i].policy << " P=" << trials[i].prompt.size()
-                    << " J=" << b.J << " h=" << b.h << " rollouts=" << trials[i].settings.rollouts);
+                    << " J=" << b.J << " h=" << b.h << " allocator=" << b.allocator
+                    << " rollouts=" << trials[i].settings.rollouts);
       check_same(alone[i], batched[i]);
     }
   }
@@ -103,6 +136,11 @@ TEST_CASE("batched samples decode exactly as alone (tiny-qwen3: q/k-norm, GQA)",
 TEST_CASE("batched samples decode exactly as alone (stories260K, a trained model)", "[batch]") {
   KVBENCH_REQUIRE_SHARED("models/stories260K");
   check_batching_changes_nothing(Model::load(shared_dir() / "models/stories260K"), 12, 16);
+}
+
+TEST_CASE("batched samples prefill exactly as alone: long prompts in small chunks, every allocator", "[batch]") {
+  KVBENCH_REQUIRE_SHARED("models/stories260K");
+  check_batching_changes_nothing(Model::load(shared_dir() / "models/stories260K"), 13, 12, prefill_trial);
 }
 
 TEST_CASE("a forward pass of several groups gives each group's own logits", "[batch]") {

@@ -2,7 +2,7 @@
 # Two processes on one sweep (a requeued SLURM array task still running beside its replacement, a user
 # starting the same sweep twice): started together, five times over, both exit 0, every job runs in exactly
 # one of them (the other skips it: held, or already complete), only results are left, and they equal a
-# single process's results (non-timing datasets, via h5py).
+# single process's results (non-timing datasets, via h5py). `--workers 2` does the same within one command.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
 require_h5py
@@ -35,4 +35,18 @@ for round in 1 2 3 4 5; do
   [[ -z "$leftovers" ]] || fail "round $round: files left besides the results: $leftovers"
   /usr/bin/python3 "$here/compare_results.py" "$work/single" "$dir" > /dev/null
 done
-echo "sweep_concurrent: all checks passed (both processes ran jobs in $shared of 5 rounds)"
+# --workers 2: the two processes of one command share the jobs the same way; their lines are one per job run.
+for round in 1 2; do
+  dir="$work/workers$round"
+  kvbench sweep --config "$work/sweep.json" --out-dir "$dir" --workers 2 > "$work/w.out" 2> "$work/w.err" \
+    || { cat "$work/w.err"; fail "--workers 2, round $round: failed"; }
+  sort "$work/w.out" | diff - "$work/single.sorted" > /dev/null \
+    || { cat "$work/w.out"; fail "--workers 2, round $round: the jobs run are not each job once"; }
+  grep -q "skipped" "$work/w.err" && { cat "$work/w.err"; fail "--workers 2: a worker printed its skips"; }
+  grep -q "^sweep: 6 jobs in 2 worker processes" "$work/w.err" || { cat "$work/w.err"; fail "--workers 2: no total line"; }
+  leftovers=$(ls "$dir" | grep -v '\.h5$' || true)
+  [[ -z "$leftovers" ]] || fail "--workers 2, round $round: files left besides the results: $leftovers"
+  /usr/bin/python3 "$here/compare_results.py" "$work/single" "$dir" > /dev/null
+done
+expect_error "--force with --workers" "$KVBENCH" sweep --config "$work/sweep.json" --out-dir "$work/workers1" --workers 2 --force
+echo "sweep_concurrent: all checks passed (both processes ran jobs in $shared of 5 rounds; --workers 2 twice)"
