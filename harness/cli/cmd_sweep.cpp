@@ -131,6 +131,7 @@ void run_jobs(const SweepOptions& o, const std::vector<SweepJob>& jobs) {
     ++index;
     const std::string label = fmt::format("[{}/{}] {}", index, jobs.size(), entry.label);
     if (check_output(entry.out, entry.job, o.force) == OutputState::Complete) {
+      tidy_complete(entry.out);
       ++skipped;
       if (!o.as_worker) fmt::print(stderr, "{}: already complete, skipped\n", label);
       continue;

@@ -305,6 +305,10 @@ OutputState check_output(const std::filesystem::path& out, const JobConfig& job,
   return OutputState::Complete;
 }
 
+void tidy_complete(const std::filesystem::path& out) {
+  if (const std::optional<JobLock> lock = JobLock::try_take(out)) std::filesystem::remove(journal_path(out));
+}
+
 RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const Model& model,
                    const Tokenizer& tokenizer, const RunOptions& options) {
   RunOutcome outcome;

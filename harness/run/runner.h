@@ -39,6 +39,10 @@ enum class OutputState { Missing, Complete };
 // results file) unless `force`, and when its directory cannot be created or written.
 OutputState check_output(const std::filesystem::path& out, const JobConfig& job, bool force);
 
+// A complete job's leftovers from a run killed between its final rename and its cleanup (the work file and
+// the lock file), removed under the job's lock; left alone while another process holds it.
+void tidy_complete(const std::filesystem::path& out);
+
 // OUT.partial.jsonl
 std::filesystem::path journal_path(const std::filesystem::path& out);
 
