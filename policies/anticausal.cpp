@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "model/linear.h"
 
 namespace kvbench {
 
@@ -13,6 +12,8 @@ namespace {
 // MiB, but at least 32. Model::attend (model/block_attention.h on the CPU) splits them into blocks of its
 // own and spreads those over the cores.
 constexpr int64_t kMaskBlockBytes = int64_t{16} << 20, kMinBlockRows = 32;
+// The activations of one pack of several samples' blocks (rows × the MLP's width, float32) at most.
+constexpr int64_t kPackBytes = int64_t{8} << 20;
 
 // Attention of `rows` query rows q [B, H, rows, D], entries first … first + rows − 1, each of which has at
 // least one allowed key, over the keys/values of entries first + min_gap + 1 … n − 1: [B, rows, H, D].
@@ -58,32 +59,25 @@ struct Block {
   int64_t begin, rows, product_rows;
 };
 
-// Groups every sample's blocks into packs that run through the layers together. Only blocks that take our
-// linear kernel alone (at most kSmallRows product rows) are packed, up to kSmallRows rows: its rows are
-// computed independently of the rows beside them. Larger blocks run alone on BLAS, whose rows change with
-// the row count (OpenBLAS 0.3.21 here, every shape tried: packing them changed scores in the last bits).
-std::vector<std::vector<Block>> pack_blocks(const std::vector<AnticausalSample>& samples, int64_t pass_rows) {
-  std::vector<std::vector<Block>> packs;
-  std::vector<Block> small;
-  int64_t small_rows = 0;
+// Groups every sample's blocks into packs that run through the layers together, up to `pack_rows` product
+// rows a pack (a block alone may have more). Packing changes no result: the weight products take each
+// block's rows as a segment of its own (model/linear.h: RowSegments), the rest is row by row or per block.
+std::vector<std::vector<Block>> pack_blocks(const std::vector<AnticausalSample>& samples, int64_t pass_rows,
+                                            int64_t pack_rows) {
+  std::vector<std::vector<Block>> packs(1);
+  int64_t rows = 0;
   for (size_t s = 0; s < samples.size(); ++s) {
     const int64_t n = samples[s].cache.held_tokens(), B = samples[s].input.size(0);
     for (int64_t begin = 0; begin < n; begin += pass_rows) {
       const Block block{s, begin, std::min(pass_rows, n - begin), B * std::min(pass_rows, n - begin)};
-      if (block.product_rows > linear_detail::kSmallRows) {
-        packs.push_back({block});
-        continue;
+      if (rows > 0 && rows + block.product_rows > pack_rows) {
+        packs.emplace_back();
+        rows = 0;
       }
-      if (small_rows + block.product_rows > linear_detail::kSmallRows) {
-        packs.push_back(std::move(small));
-        small.clear();
-        small_rows = 0;
-      }
-      small.push_back(block);
-      small_rows += block.product_rows;
+      packs.back().push_back(block);
+      rows += block.product_rows;
     }
   }
-  if (!small.empty()) packs.push_back(std::move(small));
   return packs;
 }
 
@@ -95,13 +89,15 @@ void run_pack(const Model& model, const std::vector<AnticausalSample>& samples, 
               int64_t first_layer, bool with_mlp, std::vector<at::Tensor>& scores) {
   const int64_t hidden = model.config().hidden_size;
   std::vector<at::Tensor> inputs, ids;
+  RowSegments segments;
   for (const Block& b : pack) {
     inputs.push_back(samples[b.sample].input.narrow(1, b.begin, b.rows).reshape({b.product_rows, hidden}));
     ids.push_back(samples[b.sample].cache.held_token_ids().narrow(1, b.begin, b.rows).reshape({b.product_rows}));
+    segments.push_back(b.product_rows);
   }
   at::Tensor x = pack_rows(inputs);  // [rows of every block, hidden]
   for (int64_t l = first_layer; l < model.config().num_layers; ++l) {
-    const at::Tensor q = model.query_heads(l, model.rms_norm(x, model.weights().layers[l].input_norm));
+    const at::Tensor q = model.query_heads(l, model.rms_norm(x, model.weights().layers[l].input_norm), segments);
     std::vector<at::Tensor> attended;
     int64_t row = 0;
     for (const Block& b : pack) {
@@ -111,8 +107,8 @@ void run_pack(const Model& model, const std::vector<AnticausalSample>& samples, 
       attended.push_back(anticausal_attention(model, sample.cache, l, block_q, sample.min_gap, b.begin).flatten(0, 1));
       row += b.product_rows;
     }
-    x = model.attention_residual(l, x, pack_rows(attended));
-    if (with_mlp) x = model.mlp_residual(l, x);
+    x = model.attention_residual(l, x, pack_rows(attended), segments);
+    if (with_mlp) x = model.mlp_residual(l, x, segments);
   }
   const at::Tensor logits = own_token_logits(model, pack_rows(ids), x);
   int64_t row = 0;
@@ -168,7 +164,10 @@ std::vector<at::Tensor> anticausal_scores_together(const Model& model, const std
   std::vector<at::Tensor> scores;
   for (const AnticausalSample& s : samples)
     scores.push_back(at::empty({s.input.size(0), s.cache.held_tokens()}, s.input.options().dtype(at::kFloat)));
-  for (const std::vector<Block>& pack : pack_blocks(samples, pass_rows))
+  // A pack's activations (rows × the MLP's width) within a few MiB, as one block of pass_rows of a 0.5B model.
+  const int64_t pack_rows = std::max(pass_rows, kPackBytes / (4 * std::max(model.config().intermediate_size,
+                                                                          model.config().hidden_size)));
+  for (const std::vector<Block>& pack : pack_blocks(samples, pass_rows, pack_rows))
     run_pack(model, samples, pack, first_layer, with_mlp, scores);
   return scores;
 }

@@ -39,11 +39,10 @@ struct AnticausalSample {
 // `with_mlp`). A sample's entries run in blocks of `pass_rows`: 512 rows keep the weight products at full
 // speed while a block's activations (rows × intermediate floats) stay small enough for malloc to reuse,
 // instead of mapping fresh pages that fault in on every layer. Blocks of several samples (samples that
-// refresh at the same step) share the weight products where that changes no result: blocks of at most
-// kSmallRows product rows (model/linear.h: our kernel, each row computed alone) are packed as rows of one
-// matrix, up to kSmallRows rows, while attention runs per block over its own sample's cache. Larger blocks
-// run alone: OpenBLAS's rows change with the row count. So each sample's scores are bitwise those of its
-// own pass (tests/core/test_refresh_together.cpp).
+// refresh at the same step) are packed as rows of one matrix, whose weight products take each block as a
+// row segment of its own (model/linear.h: RowSegments), while attention runs per block over its own
+// sample's cache. So each sample's scores are bitwise those of its own pass
+// (tests/core/test_refresh_together.cpp).
 std::vector<at::Tensor> anticausal_scores_together(const Model& model, const std::vector<AnticausalSample>& samples,
                                                    int64_t first_layer, bool with_mlp, int64_t pass_rows = 512);
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "model/cpu_threads.h"
+#include "model/decode_attention_kernels.h"
 
 namespace kvbench {
 
@@ -94,11 +95,80 @@ struct Inputs {
   at::Tensor out;            // [B, T, KV, G, D], zeros
   at::Tensor probs;          // [B, KV, G, T, N] zeros, or undefined
   at::ScalarType score_dtype;
+  bool by_rows = false;      // attend_rows serves every block (q float32 contiguous, k/v sharing a layout)
 };
+
+// Blocks up to this many multiply-adds (G · rows · keys · D) attend row by row (attend_rows): a tiny model's
+// block (2 × 64 × 80 × 8) is a few µs of arithmetic under ~10 ATen ops of ~5 µs each. Larger blocks keep the
+// two BLAS products, which run the arithmetic several times faster than the row kernel.
+constexpr int64_t kRowKernelWork = int64_t{1} << 20;
+
+bool row_kernel_serves(const at::Tensor& q, const at::Tensor& k, int64_t G, int64_t rows, int64_t N) {
+  const auto t = k.scalar_type();
+  return (t == at::kFloat || t == at::kBFloat16 || t == at::kHalf) && q.scalar_type() == t &&
+         G * rows * N * q.size(3) <= kRowKernelWork;
+}
+
+attention_detail::WeightType element_type(at::ScalarType t) {
+  if (t == at::kBFloat16) return attention_detail::WeightType::bf16;
+  if (t == at::kHalf) return attention_detail::WeightType::f16;
+  return attention_detail::WeightType::f32;
+}
+
+// float32 results [n] stored in `out`'s dtype, rounded as .to() rounds.
+void store(const float* from, const at::Tensor& out, int64_t offset, int64_t n) {
+  switch (out.scalar_type()) {
+    case at::kBFloat16:
+      linear_detail::narrow_bf16(from, reinterpret_cast<uint16_t*>(out.data_ptr<c10::BFloat16>()) + offset, n);
+      break;
+    case at::kHalf:
+      linear_detail::narrow_f16(from, reinterpret_cast<uint16_t*>(out.data_ptr<c10::Half>()) + offset, n);
+      break;
+    default: std::copy(from, from + n, out.data_ptr<float>() + offset);
+  }
+}
+
+// The block row by row: each row's G query heads over the keys from the first to the last it sees (the
+// others −inf), by decode attention's products and softmax_* (decode_attention_kernels.h), so a row's
+// result depends on its query, keys and mask alone.
+void attend_rows(const Inputs& in, const Block& block) {
+  using namespace attention_detail;
+  const int64_t T = in.q.size(2), D = in.q.size(3), KV = in.k.size(1), G = in.q.size(1) / KV, N = in.k.size(2);
+  const bool simd = linear_detail::cpu_has_avx2_kernel();
+  const int64_t element = in.k.element_size(), stride = in.k.stride(2);
+  const auto* keys = static_cast<const char*>(in.k.data_ptr()) + (block.b * in.k.stride(0) + block.kv * in.k.stride(1)) * element;
+  const auto* values = static_cast<const char*>(in.v.data_ptr()) + (block.b * in.k.stride(0) + block.kv * in.k.stride(1)) * element;
+  const bool* mask = in.mask.defined() ? head_mask(in.mask, block.b, block.kv).data_ptr<bool>() : nullptr;
+  const float* q = in.q.data_ptr<float>() + (block.b * KV + block.kv) * G * T * D;
+  std::vector<float> queries(G * D), weights(G * block.keys()), rows(kScratchRows * D), out(G * D);
+  for (int64_t r = 0; r < block.rows; ++r) {
+    if (block.without_key[r]) continue;
+    const int64_t t = block.row + r;
+    const bool* seen = mask ? mask + t * N : nullptr;
+    int64_t begin = block.begin, end = block.end;
+    while (seen && !seen[begin]) ++begin;
+    while (seen && !seen[end - 1]) --end;
+    for (int64_t g = 0; g < G; ++g) std::copy_n(q + (g * T + t) * D, D, queries.data() + g * D);
+    const int64_t n = end - begin;
+    const HeadRows h{queries.data(), keys + begin * stride * element, values + begin * stride * element,
+                     element_type(in.k.scalar_type()), stride, n, G, D, seen ? seen + begin : nullptr};
+    (simd ? scores_avx2 : scores_portable)(h, 1.0f / std::sqrt(static_cast<float>(D)), weights.data(), rows.data());
+    for (int64_t g = 0; g < G; ++g) {
+      (simd ? softmax_avx2 : softmax_portable)(weights.data() + g * n, n);
+      if (in.probs.defined())
+        std::copy_n(weights.data() + g * n, n,
+                    in.probs.data_ptr<float>() + (((block.b * KV + block.kv) * G + g) * T + t) * N + begin);
+    }
+    std::fill(out.begin(), out.end(), 0.0f);
+    (simd ? values_avx2 : values_portable)(h, weights.data(), out.data(), rows.data());
+    store(out.data(), in.out, ((block.b * T + t) * KV + block.kv) * G * D, G * D);
+  }
+}
 
 void attend_block(const Inputs& in, const Block& block) {
   const int64_t n = block.keys(), rows = block.rows, KV = in.k.size(1), G = in.q.size(1) / KV, D = in.q.size(3);
   if (n == 0) return;  // no row sees a key: out (and probs) stay 0
+  if (in.by_rows) return attend_rows(in, block);
   // The G query heads of this KV head, stacked along the row axis: one product serves them all.
   const at::Tensor q = in.q[block.b].narrow(0, block.kv * G, G).narrow(1, block.row, rows).reshape({G * rows, D});
   const at::Tensor keys = in.k[block.b][block.kv].narrow(0, block.begin, n);
@@ -137,9 +207,18 @@ at::Tensor block_attention(const at::Tensor& q, const at::Tensor& k, const at::T
                            at::Tensor* probs_out) {
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), D = q.size(3), KV = k.size(1), G = H / KV, N = k.size(2);
   const at::ScalarType score_dtype = q.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
-  const Inputs in{q, k, v, mask_per_head(allowed, T, N), at::zeros({B, T, KV, G, D}, v.options()),
-                  probs_out ? at::zeros({B, KV, G, T, N}, q.options().dtype(score_dtype)) : at::Tensor(), score_dtype};
   const int64_t rows = std::clamp(kScoreBlockBytes / std::max<int64_t>(1, G * N * 4), kMinRows, kMaxRows);
+  const bool by_rows = row_kernel_serves(q, k, G, rows, N);
+  // The row kernel reads k and v through one layout, contiguous along D, and q as float32 rows.
+  const bool one_layout = k.stride(3) == 1 && k.strides() == v.strides();
+  const Inputs in{by_rows ? q.to(at::kFloat).contiguous() : q,
+                  by_rows && !one_layout ? k.contiguous() : k,
+                  by_rows && !one_layout ? v.contiguous() : v,
+                  mask_per_head(allowed, T, N),
+                  at::zeros({B, T, KV, G, D}, v.options()),
+                  probs_out ? at::zeros({B, KV, G, T, N}, q.options().dtype(score_dtype)) : at::Tensor(),
+                  score_dtype,
+                  by_rows};
   std::vector<Block> blocks;
   int64_t work = 0;
   for (int64_t b = 0; b < B; ++b)

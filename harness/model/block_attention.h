@@ -20,7 +20,9 @@ bool block_attention_supported(const at::Tensor& q, const at::Tensor& k, const a
 // softmax and probabilities in float32 (float64 for float64 tensors); returns [B, T, H * D] in v's dtype.
 // Each block of query rows multiplies only the keys from the first to the last that any of its rows may
 // see, so a causal prefill (or the counter-causal pass, its mirror) computes about half of the T × N
-// products. Block boundaries depend on T, N and the
+// products. Small blocks (a tiny model's, where ~10 ATen ops a block cost more than their arithmetic)
+// attend row by row instead, each row over the keys it sees by decode attention's kernels
+// (model/decode_attention_kernels.h). Block boundaries and the path depend on T, N, D and the
 // head counts alone, so a sequence's result does not depend on the other sequences, the rollouts
 // beside it or the thread count. probs_out, if given, receives the probabilities [B, H, T, N] (0 where
 // a key is not visible).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -66,6 +67,40 @@ void values_portable(const HeadRows& h, const float* probs, float* out, float* s
         for (int64_t d = 0; d < h.D; ++d) o[d] += p * v[e * stride + d];
       }
   }
+}
+
+namespace {
+
+float exp_poly(float x) {
+  using namespace exp_poly_constants;
+  if (!(x >= kLowest)) return 0.0f;
+  const float n = std::floor(x * kLog2e + 0.5f);
+  float r = x - n * kC1;
+  r = r - n * kC2;
+  float y = kP[0];
+  for (int i = 1; i < 6; ++i) y = y * r + kP[i];
+  y = y * (r * r);
+  y = y + r;
+  y = y + 1.0f;
+  const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
+  float two_to_n;
+  std::memcpy(&two_to_n, &bits, sizeof two_to_n);
+  return y * two_to_n;
+}
+
+}  // namespace
+
+void softmax_portable(float* w, int64_t n) {
+  float top = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < n; ++j) top = std::max(top, w[j]);
+  if (top == -std::numeric_limits<float>::infinity()) {
+    std::fill(w, w + n, 0.0f);
+    return;
+  }
+  float lanes[8] = {};
+  for (int64_t j = 0; j < n; ++j) lanes[j % 8] += w[j] = exp_poly(w[j] - top);
+  const float total = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  for (int64_t j = 0; j < n; ++j) w[j] /= total;
 }
 
 }  // namespace attention_detail

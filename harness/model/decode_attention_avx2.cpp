@@ -3,6 +3,8 @@
 // product into its sum, which would change the bits. Called only after a CPU check; intrinsics only.
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "model/decode_attention_kernels.h"
 
 namespace kvbench::attention_detail {
@@ -105,6 +107,59 @@ void values_avx2(const HeadRows& h, const float* probs, float* out, float* scrat
         for (int64_t e = 0; e < n; ++e) o[d] += p[e] * v[e * stride + d];
     }
   }
+}
+
+namespace {
+
+__m256 exp_poly8(__m256 x) {
+  using namespace exp_poly_constants;
+  const __m256 seen = _mm256_cmp_ps(x, _mm256_set1_ps(kLowest), _CMP_GE_OQ);
+  const __m256 n = _mm256_floor_ps(_mm256_add_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)), _mm256_set1_ps(0.5f)));
+  __m256 r = _mm256_sub_ps(x, _mm256_mul_ps(n, _mm256_set1_ps(kC1)));
+  r = _mm256_sub_ps(r, _mm256_mul_ps(n, _mm256_set1_ps(kC2)));
+  __m256 y = _mm256_set1_ps(kP[0]);
+  for (int i = 1; i < 6; ++i) y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(kP[i]));
+  y = _mm256_mul_ps(y, _mm256_mul_ps(r, r));
+  y = _mm256_add_ps(y, r);
+  y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+  const __m256i exponent = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_and_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(exponent)), seen);
+}
+
+}  // namespace
+
+// The last n % 8 scores are exponentiated in a padded register (−inf beyond them: +0 to their lanes).
+void softmax_avx2(float* w, int64_t n) {
+  const float none = -__builtin_inff();
+  float top = none;
+  for (int64_t j = 0; j < n; ++j) top = top < w[j] ? w[j] : top;
+  if (top == none) {
+    for (int64_t j = 0; j < n; ++j) w[j] = 0.0f;
+    return;
+  }
+  const __m256 max = _mm256_set1_ps(top);
+  __m256 sums = _mm256_setzero_ps();
+  const int64_t full = n - n % kEntries;
+  for (int64_t j = 0; j < full; j += kEntries) {
+    const __m256 e = exp_poly8(_mm256_sub_ps(_mm256_loadu_ps(w + j), max));
+    sums = _mm256_add_ps(sums, e);
+    _mm256_storeu_ps(w + j, e);
+  }
+  if (full < n) {
+    alignas(32) float block[kEntries] = {none, none, none, none, none, none, none, none};
+    std::copy(w + full, w + n, block);
+    const __m256 e = exp_poly8(_mm256_sub_ps(_mm256_load_ps(block), max));
+    sums = _mm256_add_ps(sums, e);
+    _mm256_store_ps(block, e);
+    std::copy(block, block + (n - full), w + full);
+  }
+  alignas(32) float lanes[kEntries];
+  _mm256_store_ps(lanes, sums);
+  const float total = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
+  const __m256 divisor = _mm256_set1_ps(total);
+  int64_t j = 0;
+  for (; j + kEntries <= n; j += kEntries) _mm256_storeu_ps(w + j, _mm256_div_ps(_mm256_loadu_ps(w + j), divisor));
+  for (; j < n; ++j) w[j] /= total;
 }
 
 }  // namespace kvbench::attention_detail

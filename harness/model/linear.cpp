@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <utility>
 
@@ -436,7 +437,10 @@ at::Tensor blas_blocks(const at::Tensor& x, const at::Tensor& weight, const at::
   } else {
     at::parallel_for(0, N, per_core, run);
   }
-  return out_t.t();
+  // Row-major, as our kernel's results: ATen reductions over a product (a policy's query statistics) follow
+  // its layout, so a sample's rows must come out laid out alike whether BLAS or our kernel, alone or packed
+  // with others (RowSegments), computed them.
+  return out_t.t().contiguous();
 }
 
 // out [rows, N] → x's leading dimensions and dtype.
@@ -476,13 +480,98 @@ std::vector<at::Tensor> linear(const at::Tensor& x, const std::vector<Affine>& l
   return outs;
 }
 
-at::Tensor linear_residual(const at::Tensor& x, const Affine& layer, const at::Tensor& residual) {
+namespace {
+
+// Whether our kernel can take this residual into its pass: anything else (a residual that broadcasts, of
+// another dtype or device, or recording a gradient) is added by ATen.
+bool plain_residual(const at::Tensor& x, const Affine& layer, const at::Tensor& residual) {
   std::vector<int64_t> out_shape = x.sizes().vec();
   out_shape.back() = layer.weight.size(0);
-  // Anything else (a residual that broadcasts, of another dtype or device, or recording a gradient) is ATen's.
-  const bool plain_residual = residual.sizes() == at::IntArrayRef(out_shape) && residual.scalar_type() == x.scalar_type() &&
-                              residual.is_cpu() && !(at::GradMode::is_enabled() && residual.requires_grad());
-  if (!plain_residual || !small_rows_serve(x, {layer})) return residual + linear(x, layer.weight, layer.bias);
+  return residual.sizes() == at::IntArrayRef(out_shape) && residual.scalar_type() == x.scalar_type() &&
+         residual.is_cpu() && !(at::GradMode::is_enabled() && residual.requires_grad());
+}
+
+using Products = std::function<std::vector<at::Tensor>(const std::vector<at::Tensor>&)>;
+
+// Rows [begin, begin + count) of each row-aligned input.
+std::vector<at::Tensor> narrow_all(const std::vector<at::Tensor>& inputs, int64_t begin, int64_t count) {
+  std::vector<at::Tensor> out;
+  for (const at::Tensor& t : inputs) out.push_back(t.narrow(0, begin, count));
+  return out;
+}
+
+// `small` (our kernel) over the rows of every segment of at most kSmallRows rows at once, `alone` over each
+// larger segment by itself; the outputs (one or more, each [rows, ...]) reassembled in row order. `inputs`
+// are the row-aligned operands [M, ...] (x, and a residual).
+std::vector<at::Tensor> by_segments(const std::vector<at::Tensor>& inputs, const RowSegments& segments,
+                                    const Products& small, const Products& alone) {
+  TORCH_CHECK(std::accumulate(segments.begin(), segments.end(), int64_t{0}) == inputs.front().size(0),
+              "linear: the row segments do not cover x's rows");
+  const auto is_small = [](int64_t rows) { return rows <= linear_detail::kSmallRows; };
+  if (std::all_of(segments.begin(), segments.end(), is_small)) return small(inputs);
+  std::vector<std::vector<at::Tensor>> small_parts(inputs.size());
+  for (int64_t s = 0, begin = 0; s < static_cast<int64_t>(segments.size()); begin += segments[s++])
+    if (is_small(segments[s]))
+      for (size_t i = 0; i < inputs.size(); ++i) small_parts[i].push_back(inputs[i].narrow(0, begin, segments[s]));
+  std::vector<at::Tensor> small_inputs;
+  for (const auto& parts : small_parts)
+    if (!parts.empty()) small_inputs.push_back(at::cat(parts));
+  const std::vector<at::Tensor> small_out = small_inputs.empty() ? std::vector<at::Tensor>() : small(small_inputs);
+  std::vector<std::vector<at::Tensor>> pieces;
+  int64_t small_row = 0;
+  for (int64_t s = 0, begin = 0; s < static_cast<int64_t>(segments.size()); begin += segments[s++]) {
+    const std::vector<at::Tensor> out = is_small(segments[s]) ? narrow_all(small_out, small_row, segments[s])
+                                                              : alone(narrow_all(inputs, begin, segments[s]));
+    if (is_small(segments[s])) small_row += segments[s];
+    pieces.resize(out.size());
+    for (size_t o = 0; o < out.size(); ++o) pieces[o].push_back(out[o]);
+  }
+  std::vector<at::Tensor> outs;
+  for (const auto& parts : pieces) outs.push_back(at::cat(parts));
+  return outs;
+}
+
+}  // namespace
+
+std::vector<at::Tensor> linear(const at::Tensor& x, const std::vector<Affine>& layers, const RowSegments& segments) {
+  if (segments.size() <= 1 || !all_ours(x, layers)) return linear(x, layers);
+  return by_segments(
+      {x}, segments,
+      [&](const std::vector<at::Tensor>& in) {
+        return linear_detail::small_rows(in[0], layers, linear_detail::Kernel::best, x.scalar_type(),
+                                         linear_detail::Combine::separate, {});
+      },
+      [&](const std::vector<at::Tensor>& in) { return linear(in[0], layers); });
+}
+
+at::Tensor linear_residual(const at::Tensor& x, const Affine& layer, const at::Tensor& residual,
+                           const RowSegments& segments) {
+  if (segments.size() <= 1 || !all_ours(x, {layer}) || !plain_residual(x, layer, residual))
+    return linear_residual(x, layer, residual);
+  return by_segments(
+             {x, residual}, segments,
+             [&](const std::vector<at::Tensor>& in) {
+               return linear_detail::small_rows(in[0], {layer}, linear_detail::Kernel::best, x.scalar_type(),
+                                                linear_detail::Combine::residual, in[1]);
+             },
+             [&](const std::vector<at::Tensor>& in) { return std::vector{linear_residual(in[0], layer, in[1])}; })
+      .front();
+}
+
+at::Tensor linear_swiglu(const at::Tensor& x, const Affine& gate, const Affine& up, const RowSegments& segments) {
+  if (segments.size() <= 1 || !all_ours(x, {gate, up})) return linear_swiglu(x, gate, up);
+  return by_segments(
+             {x}, segments,
+             [&](const std::vector<at::Tensor>& in) {
+               return linear_detail::small_rows(in[0], {gate, up}, linear_detail::Kernel::best, x.scalar_type(),
+                                                linear_detail::Combine::swiglu, {});
+             },
+             [&](const std::vector<at::Tensor>& in) { return std::vector{linear_swiglu(in[0], gate, up)}; })
+      .front();
+}
+
+at::Tensor linear_residual(const at::Tensor& x, const Affine& layer, const at::Tensor& residual) {
+  if (!plain_residual(x, layer, residual) || !small_rows_serve(x, {layer})) return residual + linear(x, layer.weight, layer.bias);
   return linear_detail::small_rows(x, {layer}, linear_detail::Kernel::best, x.scalar_type(),
                                    linear_detail::Combine::residual, residual)
       .front();

@@ -42,6 +42,19 @@ at::Tensor linear_residual(const at::Tensor& x, const Affine& layer, const at::T
 // each step is rounded to x's dtype as HF's ops round it: both products, silu(gate), the product.
 at::Tensor linear_swiglu(const at::Tensor& x, const Affine& gate, const Affine& up);
 
+// The rows of a packed matrix (several samples' rows, one after another) in consecutive segments, each of
+// which must come out as if multiplied alone. Empty or one segment: the matrix is one operand.
+using RowSegments = std::vector<int64_t>;
+
+// The products above over x [M, K] of `segments` rows: segments of at most kSmallRows rows share one call of
+// our kernel, whatever their total (each row is computed alone there); each larger segment takes BLAS on its
+// own rows, as it would alone (BLAS's rows depend on the rows beside them). So each segment's result is
+// bitwise the product of its rows alone, and a pass packs samples of any length (Model::forward(groups)).
+std::vector<at::Tensor> linear(const at::Tensor& x, const std::vector<Affine>& layers, const RowSegments& segments);
+at::Tensor linear_residual(const at::Tensor& x, const Affine& layer, const at::Tensor& residual,
+                           const RowSegments& segments);
+at::Tensor linear_swiglu(const at::Tensor& x, const Affine& gate, const Affine& up, const RowSegments& segments);
+
 namespace linear_detail {
 
 // Up to this many rows our kernel is at least as fast as OpenBLAS's sgemm: `kvbench bench linear` on a

@@ -79,6 +79,7 @@ struct PackedGroups {
 
   const std::vector<StepInput>& groups;
   std::vector<int64_t> offset{0};
+  RowSegments segments;              // each group's row count
   at::Tensor embedded;               // [M, hidden]
   at::Tensor previous_ids;           // [M], the token before each row (key_smear models only)
   Rotary rotary;                     // [M, 1, D] tables
@@ -93,6 +94,7 @@ PackedGroups::PackedGroups(const Model& model, const std::vector<StepInput>& gro
     rows.push_back(model.embed(g.ids).flatten(0, 1));
     if (model.config().key_smear) previous.push_back(previous_token_ids(g.cache->last_token_ids(), g.ids).flatten());
     offset.push_back(offset.back() + g.ids.numel());
+    segments.push_back(g.ids.numel());
     allowed.push_back(T > 1 ? causal_mask(T, g.cache->size(), g.ids.device()) : at::Tensor());
     const Rotary r = model.rotary(g.positions);
     cos.push_back(r.cos.flatten(0, 1).unsqueeze(1));  // [rows, 1, D] against [rows, heads, D]
@@ -159,12 +161,14 @@ at::Tensor attend_groups(const Model& model, const PackedGroups& packed, int64_t
 void group_logits(const Model& model, const PackedGroups& packed, const at::Tensor& x,
                   std::vector<ForwardResult>& results) {
   std::vector<at::Tensor> wanted;
+  RowSegments segments;
   for (size_t g = 0; g < packed.groups.size(); ++g) {
     const at::Tensor group_rows = packed.rows(x, g);
     const int64_t T = group_rows.size(1);
     wanted.push_back((packed.groups[g].options.all_logits ? group_rows : group_rows.narrow(1, T - 1, 1)).flatten(0, 1));
+    segments.push_back(wanted.back().size(0));
   }
-  const at::Tensor all = model.logits(pack(wanted));
+  const at::Tensor all = model.logits(pack(wanted), segments);
   for (size_t g = 0, begin = 0; g < packed.groups.size(); ++g) {
     const int64_t B = packed.groups[g].ids.size(0), count = wanted[g].size(0);
     results[g].logits = all.narrow(0, begin, count).view({B, count / B, all.size(-1)});
@@ -224,18 +228,19 @@ at::Tensor Model::split_heads(const at::Tensor& projected, int64_t heads, const 
   return config_.qk_norm && norm.defined() ? rms_norm(split, norm) : split;
 }
 
-at::Tensor Model::query_heads(int64_t layer, const at::Tensor& normed) const {
+at::Tensor Model::query_heads(int64_t layer, const at::Tensor& normed, const RowSegments& segments) const {
   const LayerWeights& w = weights_.layers[layer];
-  return split_heads(linear(normed, w.q_proj, w.q_bias), config_.num_heads, w.q_norm);
+  return split_heads(linear(normed, {{w.q_proj, w.q_bias}}, segments).front(), config_.num_heads, w.q_norm);
 }
 
 at::Tensor Model::query(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const {
   return rope(query_heads(layer, normed).transpose(1, 2), positions);
 }
 
-QueryKeyValue Model::project_heads(int64_t layer, const at::Tensor& normed) const {
+QueryKeyValue Model::project_heads(int64_t layer, const at::Tensor& normed, const RowSegments& segments) const {
   const LayerWeights& w = weights_.layers[layer];
-  const std::vector<at::Tensor> qkv = linear(normed, {{w.q_proj, w.q_bias}, {w.k_proj, w.k_bias}, {w.v_proj, w.v_bias}});
+  const std::vector<at::Tensor> qkv =
+      linear(normed, {{w.q_proj, w.q_bias}, {w.k_proj, w.k_bias}, {w.v_proj, w.v_bias}}, segments);
   return {split_heads(qkv[0], config_.num_heads, w.q_norm), split_heads(qkv[1], config_.num_kv_heads, w.k_norm),
           split_heads(qkv[2], config_.num_kv_heads, at::Tensor())};
 }
@@ -243,10 +248,11 @@ QueryKeyValue Model::project_heads(int64_t layer, const at::Tensor& normed) cons
 // Layer 0's input is the embedding, so the previous token's key is a function of its id alone: the smear
 // needs only the id, which the cache keeps through eviction. With it one layer can do induction ("find the
 // earlier match, copy what followed"), which two plain layers of a model this small learn too slowly on CPU.
-at::Tensor Model::smear_keys(const at::Tensor& k, const at::Tensor& previous_ids) const {
+at::Tensor Model::smear_keys(const at::Tensor& k, const at::Tensor& previous_ids, const RowSegments& segments) const {
   const LayerWeights& w = weights_.layers.front();
   const at::Tensor previous_normed = rms_norm(embed(previous_ids.clamp_min(0)), w.input_norm);
-  at::Tensor previous = split_heads(linear(previous_normed, w.k_proj, w.k_bias), config_.num_kv_heads, w.k_norm);
+  at::Tensor previous =
+      split_heads(linear(previous_normed, {{w.k_proj, w.k_bias}}, segments).front(), config_.num_kv_heads, w.k_norm);
   previous = at::where(previous_ids.ge(0).unsqueeze(-1).unsqueeze(-1), previous, k);
   // The gate in float32, rounded once to k's dtype (libtorch 1.13 has no CPU float16 sigmoid).
   const at::Tensor gate = at::sigmoid(w.k_smear.to(compute_dtype(w.k_smear))).to(k.scalar_type());
@@ -288,19 +294,21 @@ at::Tensor Model::attend(const at::Tensor& q, const at::Tensor& k, const at::Ten
   return out.view({B, H, T, D}).transpose(1, 2).reshape({B, T, H * D});
 }
 
-at::Tensor Model::attention_residual(int64_t layer, const at::Tensor& x, const at::Tensor& attended) const {
+at::Tensor Model::attention_residual(int64_t layer, const at::Tensor& x, const at::Tensor& attended,
+                                     const RowSegments& segments) const {
   const LayerWeights& w = weights_.layers[layer];
-  return linear_residual(attended, {w.o_proj, w.o_bias}, x);
+  return linear_residual(attended, {w.o_proj, w.o_bias}, x, segments);
 }
 
-at::Tensor Model::mlp_residual(int64_t layer, const at::Tensor& x) const {
+at::Tensor Model::mlp_residual(int64_t layer, const at::Tensor& x, const RowSegments& segments) const {
   const LayerWeights& w = weights_.layers[layer];
-  const at::Tensor gated = linear_swiglu(rms_norm(x, w.post_attention_norm), {w.gate_proj, w.gate_bias}, {w.up_proj, w.up_bias});
-  return linear_residual(gated, {w.down_proj, w.down_bias}, x);
+  const at::Tensor gated =
+      linear_swiglu(rms_norm(x, w.post_attention_norm), {w.gate_proj, w.gate_bias}, {w.up_proj, w.up_bias}, segments);
+  return linear_residual(gated, {w.down_proj, w.down_bias}, x, segments);
 }
 
-at::Tensor Model::logits(const at::Tensor& x) const {
-  const at::Tensor out = kvbench::linear(rms_norm(x, weights_.final_norm), weights_.lm_head);
+at::Tensor Model::logits(const at::Tensor& x, const RowSegments& segments) const {
+  const at::Tensor out = kvbench::linear(rms_norm(x, weights_.final_norm), {{weights_.lm_head, {}}}, segments).front();
   return out.to(compute_dtype(out));
 }
 
@@ -309,59 +317,20 @@ ForwardResult Model::forward(const at::Tensor& ids, const at::Tensor& positions,
   return std::move(forward({StepInput{ids, positions, &cache, options}}).front());
 }
 
-// Groups that share a pass, so that each group's rows meet the linear kernel they meet alone (model/linear.h):
-// groups of at most kSmallRows rows together, up to kSmallRows rows a pass (that kernel is row-independent),
-// and each larger group (BLAS, whose rows depend on the rows beside them) in a pass of its own.
-namespace {
-std::vector<std::vector<size_t>> passes_of(const std::vector<StepInput>& groups) {
-  const int64_t small = groups.front().ids.is_cpu() ? linear_detail::kSmallRows : std::numeric_limits<int64_t>::max();
-  std::vector<std::vector<size_t>> passes;
-  size_t open = 0;         // the pass still taking small groups
-  int64_t open_rows = -1;  // its rows; -1: none is open
-  for (size_t g = 0; g < groups.size(); ++g) {
-    const int64_t rows = groups[g].ids.numel();
-    if (rows > small) {
-      passes.push_back({g});
-      continue;
-    }
-    if (open_rows < 0 || open_rows + rows > small) {
-      open = passes.size();
-      passes.emplace_back();
-      open_rows = 0;
-    }
-    passes[open].push_back(g);
-    open_rows += rows;
-  }
-  return passes;
-}
-}  // namespace
-
 std::vector<ForwardResult> Model::forward(const std::vector<StepInput>& groups) const {
-  const std::vector<std::vector<size_t>> passes = passes_of(groups);
-  if (passes.size() == 1) return forward_pass(groups);
-  std::vector<ForwardResult> results(groups.size());
-  for (const std::vector<size_t>& pass : passes) {
-    std::vector<StepInput> inputs;
-    for (size_t g : pass) inputs.push_back(groups[g]);
-    std::vector<ForwardResult> out = forward_pass(inputs);
-    for (size_t i = 0; i < pass.size(); ++i) results[pass[i]] = std::move(out[i]);
-  }
-  return results;
-}
-
-std::vector<ForwardResult> Model::forward_pass(const std::vector<StepInput>& groups) const {
   const PackedGroups packed(*this, groups);
   std::vector<ForwardResult> results(groups.size());
+  const RowSegments& segments = packed.segments;
   at::Tensor x = packed.embedded, last_layer_input;  // every group's new tokens, rows of one matrix [M, hidden]
   for (int64_t l = 0; l < config_.num_layers; ++l) {
     if (l == config_.num_layers - 1) last_layer_input = x;
-    QueryKeyValue heads = project_heads(l, rms_norm(x, weights_.layers[l].input_norm));
-    if (l == 0 && config_.key_smear) heads.k = smear_keys(heads.k, packed.previous_ids);
+    QueryKeyValue heads = project_heads(l, rms_norm(x, weights_.layers[l].input_norm), segments);
+    if (l == 0 && config_.key_smear) heads.k = smear_keys(heads.k, packed.previous_ids, segments);
     for (size_t g = 0; g < groups.size(); ++g)
       if (groups[g].options.queries) results[g].queries.push_back(packed.rows(heads.q, g).transpose(1, 2));
     const at::Tensor q = rotate(heads.q, packed.rotary), k = rotate(heads.k, packed.rotary);  // [M, heads, D]
-    x = attention_residual(l, x, attend_groups(*this, packed, l, q, k, heads.v, results));
-    x = mlp_residual(l, x);
+    x = attention_residual(l, x, attend_groups(*this, packed, l, q, k, heads.v, results), segments);
+    x = mlp_residual(l, x, segments);
   }
   for (size_t g = 0; g < groups.size(); ++g)
     groups[g].cache->end_append(groups[g].ids, groups[g].positions, packed.rows(last_layer_input, g));

@@ -13,6 +13,7 @@
 
 #include "cache/kv_cache.h"  // up: a step reads and appends the cache it is given (Algorithm 2)
 #include "model/config.h"
+#include "model/linear.h"
 
 namespace kvbench {
 
@@ -83,13 +84,11 @@ class Model {
   // their keys/values (and H^(L-1) if the cache keeps it) are appended.
   ForwardResult forward(const at::Tensor& ids, const at::Tensor& positions, KvCache& cache,
                         const ForwardOptions& options = {}) const;
-  // The same for several groups at once (batched samples). The linear layers run once over every
-  // group's rows, so each weight is read once per pass; RoPE, the cache append and attention run per
-  // group over its own cache, so a group's result equals its own forward (bitwise where the linear
-  // kernel is row-independent, see model/linear.h).
+  // The same for several groups at once (batched samples) in one pass: their rows packed as one matrix,
+  // the linear layers run over row segments (model/linear.h: each group's rows as they come out alone, so
+  // each weight is read once for every group small enough for our kernel); RoPE, the cache append and
+  // attention run per group over its own cache. On the CPU a group's result is bitwise its own forward's.
   std::vector<ForwardResult> forward(const std::vector<StepInput>& groups) const;
-  // One packed pass of forward(groups) (which splits the groups into such passes).
-  std::vector<ForwardResult> forward_pass(const std::vector<StepInput>& groups) const;
 
   // Training mode: the whole sequence ids [B, T] at positions [B, T], causal, no cache; logits of
   // every token [B, T, V]. Records autograd when the weights require grad. `layers` (if given)
@@ -104,30 +103,34 @@ class Model {
   QueryKeyValue project(int64_t layer, const at::Tensor& normed, const at::Tensor& positions,
                         const at::Tensor& previous_ids) const;
   // The projections of normed [..., hidden] to [..., heads, D] (Qwen3's q/k-norm applied), before RoPE.
-  QueryKeyValue project_heads(int64_t layer, const at::Tensor& normed) const;
+  // With `segments`, normed is [M, hidden], several samples' rows packed (model/linear.h: RowSegments), each
+  // segment's result bitwise its own; so for every piece below that takes them.
+  QueryKeyValue project_heads(int64_t layer, const at::Tensor& normed, const RowSegments& segments = {}) const;
   // The query heads alone [..., H, D] (q-norm applied), before RoPE: project_heads' q. Public because the
   // counter-causal pass of several samples projects all their rows at once, then rotates each sample's own.
-  at::Tensor query_heads(int64_t layer, const at::Tensor& normed) const;
+  at::Tensor query_heads(int64_t layer, const at::Tensor& normed, const RowSegments& segments = {}) const;
   // query_heads rotated: normed [B, T, hidden] → [B, H, T, D] at positions [B, T].
   at::Tensor query(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const;
   // Key smear (config key_smear, kvbench's demo model): layer 0's pre-RoPE key of a token at t becomes
   // (1 − a)·k_t + a·k_{t−1}, a = sigmoid(k_smear) per KV head. k is [..., KV, D] (from project_heads),
   // previous_ids [...] the ids at t − 1 (−1 where there is none: the key stays as it is).
-  at::Tensor smear_keys(const at::Tensor& k, const at::Tensor& previous_ids) const;
+  at::Tensor smear_keys(const at::Tensor& k, const at::Tensor& previous_ids, const RowSegments& segments = {}) const;
   // Attention of q [B, H, T, D] over k/v [B, KV, N, D] (GQA by head groups, K/V never repeated).
   // `allowed` is a bool mask broadcastable to [B, T, N], or [B, KV, T, N] (per KV head: a ragged cache's
   // padding); rows with no allowed key yield 0.
   at::Tensor attend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& allowed,
                     at::Tensor* probs_out = nullptr) const;
-  at::Tensor attention_residual(int64_t layer, const at::Tensor& x, const at::Tensor& attended) const;
-  at::Tensor mlp_residual(int64_t layer, const at::Tensor& x) const;
+  at::Tensor attention_residual(int64_t layer, const at::Tensor& x, const at::Tensor& attended,
+                                const RowSegments& segments = {}) const;
+  at::Tensor mlp_residual(int64_t layer, const at::Tensor& x, const RowSegments& segments = {}) const;
   // Rotates x [B, heads, T, D] to positions [B, T]; rope(x, −positions) undoes rope(x, positions).
   at::Tensor rope(const at::Tensor& x, const at::Tensor& positions) const;
   // rope() in two steps: the cos/sin tables of positions [B, T] ([B, T, D], float32), and the rotation
   // of any x [..., D] by tables broadcastable to it.
   Rotary rotary(const at::Tensor& positions) const;
   at::Tensor rotate(const at::Tensor& x, const Rotary& tables) const;
-  at::Tensor logits(const at::Tensor& x) const;  // final norm + LM head, float32 (float64 models: float64)
+  // Final norm + LM head, float32 (float64 models: float64).
+  at::Tensor logits(const at::Tensor& x, const RowSegments& segments = {}) const;
 
  private:
   // projected [..., heads · D] → [..., heads, D], with Qwen3's q/k-norm `norm` (undefined for v).

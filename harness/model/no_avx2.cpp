@@ -20,6 +20,7 @@ namespace attention_detail {
 
 void scores_avx2(const HeadRows&, float, float*, float*) { std::abort(); }
 void values_avx2(const HeadRows&, const float*, float*, float*) { std::abort(); }
+void softmax_avx2(float*, int64_t) { std::abort(); }
 
 }  // namespace attention_detail
 

@@ -135,3 +135,33 @@ TEST_CASE("a sequence's block attention does not depend on the thread count or t
     }
   }
 }
+
+TEST_CASE("small blocks attend row by row: each sequence's result alone, at any thread count", "[attention][batch]") {
+  // A tiny model's blocks (D = 8, ~100 keys) take the row kernel; the counter-causal mask, a per-sequence
+  // random one and a per-KV-head one, in float32 and bfloat16, against the formula and against each
+  // sequence alone.
+  const int64_t B = 3, H = 8, KV = 4, T = 90, N = 130, D = 8;
+  for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16})
+    for (int form = 0; form < 3; ++form) {
+      Case c = random_case(B, H, KV, T, N, D, 7 + form);
+      if (form == 0) c.allowed = at::arange(N).unsqueeze(0) > (at::arange(T) + 30).unsqueeze(1);
+      if (form == 1) c.allowed = at::rand({B, T, N}).lt(0.4);
+      if (form == 2) c.allowed = causal(T, N).expand({B, KV, T, N}).logical_and(at::rand({B, KV, 1, N}).gt(0.2)).contiguous();
+      c = {c.q.to(dtype), c.k.to(dtype), c.v.to(dtype), c.allowed};
+      INFO("dtype " << dtype << " mask form " << form);
+      check_against_reference(c, dtype == at::kFloat ? 1e-5 : 0.05);
+      at::Tensor probs;
+      const at::Tensor together = block_attention(c.q, c.k, c.v, c.allowed, &probs);
+      for (const int threads : {1, 2}) {
+        const ThreadsFor set(threads);
+        for (int64_t b = 0; b < B; ++b) {
+          at::Tensor alone_probs;
+          const at::Tensor mask = c.allowed.dim() == 2 ? c.allowed : c.allowed.narrow(0, b, 1);
+          const at::Tensor alone = block_attention(c.q.narrow(0, b, 1), c.k.narrow(0, b, 1), c.v.narrow(0, b, 1), mask,
+                                                   &alone_probs);
+          CHECK(at::equal(alone, together.narrow(0, b, 1)));
+          CHECK(at::equal(alone_probs, probs.narrow(0, b, 1)));
+        }
+      }
+    }
+}

@@ -3,6 +3,7 @@
 #include "torch_catch.h"
 
 #include <cstring>
+#include <limits>
 
 #include "model/decode_attention.h"
 #include "model/decode_attention_kernels.h"
@@ -109,4 +110,37 @@ TEST_CASE("the AVX2 attention kernels agree bit for bit with the portable ones",
             REQUIRE(std::memcmp(scores_simd.data(), scores_portable_.data(), G * N * sizeof(float)) == 0);
             REQUIRE(at::equal(out_simd, out_portable));
           }
+}
+
+TEST_CASE("the attention softmax: AVX2 and portable agree bit for bit, and both with exp in float64", "[attention]") {
+  // softmax_* (decode_attention_kernels.h) exponentiate by a polynomial, not std::exp: each probability is
+  // checked against the float64 softmax of the same scores, and the two paths against each other.
+  using namespace attention_detail;
+  at::manual_seed(6);
+  const float none = -std::numeric_limits<float>::infinity();
+  for (const int64_t n : {1, 2, 7, 8, 9, 16, 31, 100, 257})
+    for (const double spread : {0.1, 5.0, 60.0, 200.0})  // 200: many scores underflow to 0 (below −87.33)
+      for (const bool holes : {false, true}) {
+        at::Tensor scores = (at::rand({n}, at::kDouble) - 0.5) * spread;
+        if (holes) scores.masked_fill_(at::rand({n}).lt(0.3), -std::numeric_limits<double>::infinity());
+        const at::Tensor want = at::softmax(scores, 0);  // float64; a row of −inf alone is NaN there
+        const bool any_key = scores.gt(-std::numeric_limits<double>::infinity()).any().item<bool>();
+        at::Tensor portable = scores.to(at::kFloat).contiguous(), simd = portable.clone();
+        softmax_portable(portable.data_ptr<float>(), n);
+        INFO("n " << n << " spread " << spread << " holes " << holes);
+        if (any_key) {
+          CHECK(testing::max_abs_diff(portable, want) < 1e-6);
+          CHECK(std::abs(portable.to(at::kDouble).sum().item<double>() - 1.0) < 1e-5);
+        } else {
+          CHECK(at::equal(portable, at::zeros({n})));
+        }
+        CHECK(at::equal(portable.eq(0), portable.eq(0).logical_and(want.lt(1e-37).logical_or(want.isnan()))));
+        if (linear_detail::cpu_has_avx2_kernel()) {
+          softmax_avx2(simd.data_ptr<float>(), n);
+          REQUIRE(std::memcmp(simd.data_ptr<float>(), portable.data_ptr<float>(), n * sizeof(float)) == 0);
+        }
+      }
+  std::vector<float> all_unseen(5, none);
+  softmax_portable(all_unseen.data(), 5);
+  CHECK(all_unseen == std::vector<float>(5, 0.0f));
 }

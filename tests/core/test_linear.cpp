@@ -6,6 +6,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include <cstring>
+#include <numeric>
 #include <random>
 
 #include "model/linear.h"
@@ -277,4 +278,33 @@ TEST_CASE("linear leaves autograd to at::linear", "[linear][model]") {
   summed.sum().backward();
   CHECK(at::allclose(residual.grad(), at::ones({3, 4})));
   REQUIRE(linear_swiglu(x, {w, {}}, {w.detach(), {}}).requires_grad());
+}
+
+TEST_CASE("a packed matrix's row segments each come out as multiplied alone", "[linear][model][batch]") {
+  // Segments of at most kSmallRows rows share our kernel's call, larger ones take BLAS by themselves: every
+  // segment, small or large, first or between others, bitwise its own product; plain, with a residual, SwiGLU.
+  const int64_t K = 64, N = 172;  // stories260K's MLP: rows of N floats are not 64-byte multiples
+  for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+    const at::Tensor w = random({N, K}, dtype, 21), b = random({N}, dtype, 22), w2 = random({N, K}, dtype, 23);
+    const at::Tensor down = random({K, N}, dtype, 24);
+    for (const RowSegments& segments : {RowSegments{3, 150, 1, 64, 65}, RowSegments{40, 40, 40}, RowSegments{100, 70},
+                                        RowSegments{7}}) {
+      const int64_t M = std::accumulate(segments.begin(), segments.end(), int64_t{0});
+      const at::Tensor x = random({M, K}, dtype, 25 + M), residual = random({M, K}, dtype, 26 + M);
+      const std::vector<at::Tensor> plain = linear(x, {{w, b}, {w2, {}}}, segments);
+      const at::Tensor gated = linear_swiglu(x, {w, b}, {w2, {}}, segments);
+      const at::Tensor added = linear_residual(gated, {down, {}}, residual, segments);
+      for (size_t s = 0, begin = 0; s < segments.size(); begin += segments[s++]) {
+        INFO("dtype " << dtype << " segment " << s << " of " << segments.size() << ", " << segments[s] << " rows");
+        const at::Tensor rows = x.narrow(0, begin, segments[s]);
+        const std::vector<at::Tensor> alone = linear(rows, {{w, b}, {w2, {}}});
+        CHECK(at::equal(plain[0].narrow(0, begin, segments[s]), alone[0]));
+        CHECK(at::equal(plain[1].narrow(0, begin, segments[s]), alone[1]));
+        const at::Tensor gated_alone = linear_swiglu(rows, {w, b}, {w2, {}});
+        CHECK(at::equal(gated.narrow(0, begin, segments[s]), gated_alone));
+        CHECK(at::equal(added.narrow(0, begin, segments[s]),
+                        linear_residual(gated_alone, {down, {}}, residual.narrow(0, begin, segments[s]))));
+      }
+    }
+  }
 }
