@@ -86,8 +86,8 @@ LoadedModel load_job_model(const JobConfig& job) {
 void add_batch_option(CLI::App* command, int64_t& batch) {
   command->add_option("--batch", batch,
                       "Samples decoded together (× their rollouts); a finished sample's slot takes the next one. "
-                      "Results do not depend on it (bit for bit while samples × rollouts ≤ 64 on the CPU); results "
-                      "files record it. Default: 16 on CPU, 64 on CUDA")
+                      "Results do not depend on it (bit for bit on the CPU; on CUDA packed products may round "
+                      "differently); results files record it. Default: 16 on CPU, 64 on CUDA")
       ->check(CLI::Range(int64_t{0}, int64_t{4096}));
 }
 
