@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-
 namespace kvbench {
 
 namespace {
@@ -64,13 +63,13 @@ struct Block {
 // block's rows as a segment of its own (model/linear.h: RowSegments), the rest is row by row or per block.
 std::vector<std::vector<Block>> pack_blocks(const std::vector<AnticausalSample>& samples, int64_t pass_rows,
                                             int64_t pack_rows) {
-  std::vector<std::vector<Block>> packs(1);
+  std::vector<std::vector<Block>> packs;
   int64_t rows = 0;
   for (size_t s = 0; s < samples.size(); ++s) {
     const int64_t n = samples[s].cache.held_tokens(), B = samples[s].input.size(0);
     for (int64_t begin = 0; begin < n; begin += pass_rows) {
       const Block block{s, begin, std::min(pass_rows, n - begin), B * std::min(pass_rows, n - begin)};
-      if (rows > 0 && rows + block.product_rows > pack_rows) {
+      if (packs.empty() || rows + block.product_rows > pack_rows) {
         packs.emplace_back();
         rows = 0;
       }

@@ -13,6 +13,7 @@
 
 #include "model/cpu_threads.h"
 #include "model/decode_attention_kernels.h"
+#include "model/linear.h"
 
 namespace kvbench {
 
@@ -103,29 +104,11 @@ struct Inputs {
 // two BLAS products, which run the arithmetic several times faster than the row kernel.
 constexpr int64_t kRowKernelWork = int64_t{1} << 20;
 
-bool row_kernel_serves(const at::Tensor& q, const at::Tensor& k, int64_t G, int64_t rows, int64_t N) {
+bool row_kernel_serves(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t G, int64_t rows,
+                       int64_t N) {
   const auto t = k.scalar_type();
-  return (t == at::kFloat || t == at::kBFloat16 || t == at::kHalf) && q.scalar_type() == t &&
+  return (t == at::kFloat || t == at::kBFloat16 || t == at::kHalf) && q.scalar_type() == t && v.scalar_type() == t &&
          G * rows * N * q.size(3) <= kRowKernelWork;
-}
-
-attention_detail::WeightType element_type(at::ScalarType t) {
-  if (t == at::kBFloat16) return attention_detail::WeightType::bf16;
-  if (t == at::kHalf) return attention_detail::WeightType::f16;
-  return attention_detail::WeightType::f32;
-}
-
-// float32 results [n] stored in `out`'s dtype, rounded as .to() rounds.
-void store(const float* from, const at::Tensor& out, int64_t offset, int64_t n) {
-  switch (out.scalar_type()) {
-    case at::kBFloat16:
-      linear_detail::narrow_bf16(from, reinterpret_cast<uint16_t*>(out.data_ptr<c10::BFloat16>()) + offset, n);
-      break;
-    case at::kHalf:
-      linear_detail::narrow_f16(from, reinterpret_cast<uint16_t*>(out.data_ptr<c10::Half>()) + offset, n);
-      break;
-    default: std::copy(from, from + n, out.data_ptr<float>() + offset);
-  }
 }
 
 // The block row by row: each row's G query heads over the keys from the first to the last it sees (the
@@ -135,9 +118,12 @@ void attend_rows(const Inputs& in, const Block& block) {
   using namespace attention_detail;
   const int64_t T = in.q.size(2), D = in.q.size(3), KV = in.k.size(1), G = in.q.size(1) / KV, N = in.k.size(2);
   const bool simd = linear_detail::cpu_has_avx2_kernel();
+  const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+  // k and v share one layout (block_attention): one offset to this sequence's KV head, in bytes.
   const int64_t element = in.k.element_size(), stride = in.k.stride(2);
-  const auto* keys = static_cast<const char*>(in.k.data_ptr()) + (block.b * in.k.stride(0) + block.kv * in.k.stride(1)) * element;
-  const auto* values = static_cast<const char*>(in.v.data_ptr()) + (block.b * in.k.stride(0) + block.kv * in.k.stride(1)) * element;
+  const int64_t head = (block.b * in.k.stride(0) + block.kv * in.k.stride(1)) * element;
+  const auto* keys = static_cast<const char*>(in.k.data_ptr()) + head;
+  const auto* values = static_cast<const char*>(in.v.data_ptr()) + head;
   const bool* mask = in.mask.defined() ? head_mask(in.mask, block.b, block.kv).data_ptr<bool>() : nullptr;
   const float* q = in.q.data_ptr<float>() + (block.b * KV + block.kv) * G * T * D;
   std::vector<float> queries(G * D), weights(G * block.keys()), rows(kScratchRows * D), out(G * D);
@@ -151,8 +137,8 @@ void attend_rows(const Inputs& in, const Block& block) {
     for (int64_t g = 0; g < G; ++g) std::copy_n(q + (g * T + t) * D, D, queries.data() + g * D);
     const int64_t n = end - begin;
     const HeadRows h{queries.data(), keys + begin * stride * element, values + begin * stride * element,
-                     element_type(in.k.scalar_type()), stride, n, G, D, seen ? seen + begin : nullptr};
-    (simd ? scores_avx2 : scores_portable)(h, 1.0f / std::sqrt(static_cast<float>(D)), weights.data(), rows.data());
+                     linear_detail::weight_type(in.k.scalar_type()), stride, n, G, D, seen ? seen + begin : nullptr};
+    (simd ? scores_avx2 : scores_portable)(h, scale, weights.data(), rows.data());
     for (int64_t g = 0; g < G; ++g) {
       (simd ? softmax_avx2 : softmax_portable)(weights.data() + g * n, n);
       if (in.probs.defined())
@@ -161,7 +147,8 @@ void attend_rows(const Inputs& in, const Block& block) {
     }
     std::fill(out.begin(), out.end(), 0.0f);
     (simd ? values_avx2 : values_portable)(h, weights.data(), out.data(), rows.data());
-    store(out.data(), in.out, ((block.b * T + t) * KV + block.kv) * G * D, G * D);
+    const int64_t out_offset = ((block.b * T + t) * KV + block.kv) * G * D * in.out.element_size();
+    linear_detail::store_as(in.out.scalar_type(), out.data(), static_cast<char*>(in.out.data_ptr()) + out_offset, G * D);
   }
 }
 
@@ -208,7 +195,7 @@ at::Tensor block_attention(const at::Tensor& q, const at::Tensor& k, const at::T
   const int64_t B = q.size(0), H = q.size(1), T = q.size(2), D = q.size(3), KV = k.size(1), G = H / KV, N = k.size(2);
   const at::ScalarType score_dtype = q.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
   const int64_t rows = std::clamp(kScoreBlockBytes / std::max<int64_t>(1, G * N * 4), kMinRows, kMaxRows);
-  const bool by_rows = row_kernel_serves(q, k, G, rows, N);
+  const bool by_rows = row_kernel_serves(q, k, v, G, rows, N);
   // The row kernel reads k and v through one layout, contiguous along D, and q as float32 rows.
   const bool one_layout = k.stride(3) == 1 && k.strides() == v.strides();
   const Inputs in{by_rows ? q.to(at::kFloat).contiguous() : q,

@@ -37,6 +37,12 @@ void scores_avx2(const HeadRows& h, float scale, float* scores, float* scratch);
 void values_portable(const HeadRows& h, const float* probs, float* out, float* scratch);
 void values_avx2(const HeadRows& h, const float* probs, float* out, float* scratch);  // needs AVX2
 
+namespace exp_poly_constants {  // softmax_*'s exponential, below
+constexpr float kLowest = -87.33f, kLog2e = 1.44269504088896341f, kC1 = 0.693359375f, kC2 = -2.12194440e-4f;
+constexpr float kP[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                         4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
+}  // namespace exp_poly_constants
+
 // One row of n scores → probabilities in place: w[j] ← e_j / Σ e_k, e_j = exp_poly(w[j] − max w), where
 // exp_poly is Cephes' expf (x·log2 e + ½ floored to n, r = x − n·C1 − n·C2, a degree-5 polynomial in r,
 // scaled by 2^n; every product rounded, then its sum: no FMA), 0 below −87.33 (−inf: a key not seen). The
@@ -45,11 +51,6 @@ void values_avx2(const HeadRows& h, const float* probs, float* out, float* scrat
 // on nothing but its score and the row's maximum, so the AVX2 version agrees with the portable one bit for
 // bit; std::exp, element by element, cost more than the products it normalises in small blocks.
 void softmax_portable(float* w, int64_t n);
-namespace exp_poly_constants {
-constexpr float kLowest = -87.33f, kLog2e = 1.44269504088896341f, kC1 = 0.693359375f, kC2 = -2.12194440e-4f;
-constexpr float kP[6] = {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
-                         4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f};
-}  // namespace exp_poly_constants
 void softmax_avx2(float* w, int64_t n);  // needs AVX2
 
 // Rows [first, first + n) of `rows` (keys or values) as float32: the cache's own rows when it is float32

@@ -71,8 +71,6 @@ bool cpu_has_avx2_kernel() {
 #endif
 }
 
-namespace {
-
 WeightType weight_type(at::ScalarType dtype) {
   switch (dtype) {
     case at::kBFloat16: return WeightType::bf16;
@@ -80,6 +78,8 @@ WeightType weight_type(at::ScalarType dtype) {
     default: return WeightType::f32;
   }
 }
+
+namespace {
 
 }  // namespace
 
@@ -156,6 +156,12 @@ struct OutputType {
   void (*narrow)(const float*, uint16_t*, int64_t);
   void (*widen)(const uint16_t*, float*, int64_t);
 };
+
+}  // namespace
+
+void store_as(at::ScalarType dtype, const float* from, void* to, int64_t n) { OutputType(dtype).store(from, to, n); }
+
+namespace {
 
 // silu(g) · u element by element, with std::exp: ATen's vectorised exp and its scalar tail round
 // differently, and which elements fall in the tail depends on how many rows share a call.

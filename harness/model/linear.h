@@ -64,6 +64,11 @@ constexpr int64_t kSmallRows = 64;
 
 enum class Kernel { best, portable };
 
+enum class WeightType;  // model/linear_kernels.h
+WeightType weight_type(at::ScalarType dtype);  // float32 for any dtype other than bfloat16 and float16
+// float32 values [n] stored at `to` in `dtype` (float32, bfloat16 or float16), rounded as .to() rounds.
+void store_as(at::ScalarType dtype, const float* from, void* to, int64_t n);
+
 // What one pass makes of its products: each stored alone; one product added to a residual [..., N] (of
 // the output dtype); or two (gate, up) combined by SwiGLU. See linear_residual and linear_swiglu.
 enum class Combine { separate, residual, swiglu };

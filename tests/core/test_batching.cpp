@@ -74,8 +74,8 @@ std::vector<GenerationResult> run_batched(const Model& model, const std::vector<
 }
 
 // A prefill-heavy trial: a long prompt in chunks that are mostly small (several samples' chunks share our
-// kernel's call) and sometimes over kSmallRows (such a chunk's products take BLAS by themselves), a few new tokens, and any
-// allocator (ragged caches too). Settings the allocator refuses are drawn again.
+// kernel's call) and sometimes over kSmallRows (such a chunk's products take BLAS by themselves), a few new
+// tokens, and any allocator (ragged caches too). Settings the allocator refuses are drawn again.
 Trial prefill_trial(std::mt19937& rng, const std::vector<std::string>& policies) {
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   Trial t = batch_trial(rng, policies);
