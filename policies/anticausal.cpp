@@ -85,7 +85,7 @@ at::Tensor pack_rows(const std::vector<at::Tensor>& parts) { return parts.size()
 // One pack's blocks through layers first_layer … L−1: the weight products, norms and MLP over all their
 // rows at once, attention per block over its own sample's cache. Writes each block's scores into `scores`.
 void run_pack(const Model& model, const std::vector<AnticausalSample>& samples, const std::vector<Block>& pack,
-              int64_t first_layer, bool with_mlp, std::vector<at::Tensor>& scores) {
+              int64_t first_layer, bool with_mlp, bool q_norm, std::vector<at::Tensor>& scores) {
   const int64_t hidden = model.config().hidden_size;
   std::vector<at::Tensor> inputs, ids;
   RowSegments segments;
@@ -96,7 +96,7 @@ void run_pack(const Model& model, const std::vector<AnticausalSample>& samples, 
   }
   at::Tensor x = pack_rows(inputs);  // [rows of every block, hidden]
   for (int64_t l = first_layer; l < model.config().num_layers; ++l) {
-    const at::Tensor q = model.query_heads(l, model.rms_norm(x, model.weights().layers[l].input_norm), segments);
+    const at::Tensor q = model.query_heads(l, model.rms_norm(x, model.weights().layers[l].input_norm), segments, q_norm);
     std::vector<at::Tensor> attended;
     int64_t row = 0;
     for (const Block& b : pack) {
@@ -159,7 +159,8 @@ at::Tensor anticausal_attention_residual(const Model& model, const KvCache& cach
 }
 
 std::vector<at::Tensor> anticausal_scores_together(const Model& model, const std::vector<AnticausalSample>& samples,
-                                                   int64_t first_layer, bool with_mlp, int64_t pass_rows) {
+                                                   int64_t first_layer, bool with_mlp, int64_t pass_rows,
+                                                   bool q_norm) {
   std::vector<at::Tensor> scores;
   for (const AnticausalSample& s : samples)
     scores.push_back(at::empty({s.input.size(0), s.cache.held_tokens()}, s.input.options().dtype(at::kFloat)));
@@ -167,7 +168,7 @@ std::vector<at::Tensor> anticausal_scores_together(const Model& model, const std
   const int64_t pack_rows = std::max(pass_rows, kPackBytes / (4 * std::max(model.config().intermediate_size,
                                                                           model.config().hidden_size)));
   for (const std::vector<Block>& pack : pack_blocks(samples, pass_rows, pack_rows))
-    run_pack(model, samples, pack, first_layer, with_mlp, scores);
+    run_pack(model, samples, pack, first_layer, with_mlp, q_norm, scores);
   return scores;
 }
 
@@ -218,7 +219,8 @@ std::vector<at::Tensor> AnticausalPolicy::score_together(const std::vector<Sampl
     passes.push_back({s.context.cache, shape.input, s.context.budget.min_gap});
   }
   std::vector<at::Tensor> scores =
-      anticausal_scores_together(samples.front().context.model, passes, shape.first_layer, shape.with_mlp);
+      anticausal_scores_together(samples.front().context.model, passes, shape.first_layer, shape.with_mlp,
+                                 kPassRows, q_norm_);
   for (size_t i = 0; i < samples.size(); ++i)
     if (samples[i].context.cache.ragged()) scores[i] = scores_per_slot(samples[i].context.cache, scores[i]);
   return scores;

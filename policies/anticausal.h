@@ -27,6 +27,8 @@ at::Tensor anticausal_attention(const Model& model, const KvCache& cache, int64_
 at::Tensor anticausal_attention_residual(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& x,
                                          int64_t min_gap, int64_t first_row = 0, int64_t block_rows = 0);
 
+constexpr int64_t kPassRows = 512;  // see anticausal_scores_together
+
 // One sample of a scoring pass: its cache, the input of the pass's first layer for its entries
 // [B, n, hidden], its min_gap.
 struct AnticausalSample {
@@ -43,12 +45,14 @@ struct AnticausalSample {
 // row segment of its own (model/linear.h: RowSegments), while attention runs per block over its own
 // sample's cache. So each sample's scores are bitwise those of its own pass
 // (tests/core/test_refresh_together.cpp).
+// `q_norm` false: the fresh queries skip Qwen3's q_norm, as the paper's code computes them.
 std::vector<at::Tensor> anticausal_scores_together(const Model& model, const std::vector<AnticausalSample>& samples,
-                                                   int64_t first_layer, bool with_mlp, int64_t pass_rows = 512);
+                                                   int64_t first_layer, bool with_mlp, int64_t pass_rows = kPassRows,
+                                                   bool q_norm = true);
 
 // anticausal_scores_together for one sample.
 at::Tensor anticausal_scores(const Model& model, const KvCache& cache, const at::Tensor& input, int64_t first_layer,
-                             bool with_mlp, int64_t min_gap, int64_t pass_rows = 512);
+                             bool with_mlp, int64_t min_gap, int64_t pass_rows = kPassRows);
 
 // Floating-point operations of one anti-causal scoring pass over n entries through `layers` layers
 // (the last ones), with or without each layer's MLP — the work it must do, a multiply-add counted as 2:
@@ -71,6 +75,8 @@ struct AnticausalPass {
 // future (the newest min_gap + 1) always stay. Scores are [B, n] token-level, [B, L, KV, N] for a ragged cache.
 class AnticausalPolicy : public Policy {
  public:
+  // `options.queries_without_q_norm`: the fresh queries as the paper's code projects them (no Qwen3 q_norm).
+  explicit AnticausalPolicy(const PolicyOptions& options) : q_norm_(!options.queries_without_q_norm) {}
   KeepRule keep_rule(const CacheBudget& budget) const override;
   ScoreKind score_kind() const override { return ScoreKind::PerToken; }
   at::Tensor score(const ScoringContext& context) override;
@@ -78,6 +84,9 @@ class AnticausalPolicy : public Policy {
 
  protected:
   virtual AnticausalPass pass(const ScoringContext& context) const = 0;
+
+ private:
+  bool q_norm_;
 };
 
 }  // namespace kvbench

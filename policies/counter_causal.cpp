@@ -1,7 +1,8 @@
 // counter-causal: s_i = 1 − P(x_i | x_{i+1..t}), approximated by one anti-causal pass of the whole
 // model over the cached tokens, reusing every layer's cached K/V and computing only fresh queries.
 // The entries whose own token is most predictable from their future (highest logit) are evicted.
-// Qwen3's q-norm is applied to the fresh queries (the reference code forgets it).
+// Qwen3's q-norm is applied to the fresh queries (the reference code forgets it: PolicyOptions::
+// queries_without_q_norm, the `reference` profile).
 #include "policies/anticausal.h"
 
 namespace kvbench {
@@ -9,6 +10,7 @@ namespace kvbench {
 namespace {
 class CounterCausalPolicy final : public AnticausalPolicy {
  public:
+  using AnticausalPolicy::AnticausalPolicy;
   std::string name() const override { return "counter-causal"; }
   std::optional<double> scoring_flops(const ModelConfig& config, int64_t n, const CacheBudget& budget) const override {
     return anticausal_pass_flops(config, n, budget.min_gap, config.num_layers, /*with_mlp=*/true);
@@ -21,8 +23,8 @@ class CounterCausalPolicy final : public AnticausalPolicy {
 };
 }  // namespace
 
-std::unique_ptr<Policy> make_counter_causal_policy(const PolicyOptions&) {
-  return std::make_unique<CounterCausalPolicy>();
+std::unique_ptr<Policy> make_counter_causal_policy(const PolicyOptions& options) {
+  return std::make_unique<CounterCausalPolicy>(options);
 }
 
 }  // namespace kvbench

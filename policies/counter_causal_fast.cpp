@@ -8,6 +8,7 @@ namespace kvbench {
 namespace {
 class CounterCausalFastPolicy final : public AnticausalPolicy {
  public:
+  using AnticausalPolicy::AnticausalPolicy;
   std::string name() const override { return "counter-causal-fast"; }
   PolicyNeeds needs() const override { return {true, AttentionCapture::None}; }
   std::optional<double> scoring_flops(const ModelConfig& config, int64_t n, const CacheBudget& budget) const override {
@@ -21,8 +22,8 @@ class CounterCausalFastPolicy final : public AnticausalPolicy {
 };
 }  // namespace
 
-std::unique_ptr<Policy> make_counter_causal_fast_policy(const PolicyOptions&) {
-  return std::make_unique<CounterCausalFastPolicy>();
+std::unique_ptr<Policy> make_counter_causal_fast_policy(const PolicyOptions& options) {
+  return std::make_unique<CounterCausalFastPolicy>(options);
 }
 
 }  // namespace kvbench

@@ -2,7 +2,8 @@
 // prefix; in every layer the newest min(recent, body) body *keys* act as queries; softmax over the
 // whole body (recent window included) with scale 1/sqrt(head_dim), summed over those queries,
 // averaged over KV heads and layers; added to a running accumulator (new entries enter at 0) that is
-// compacted with the cache. (Attention of real decode queries is `h2o-true`.)
+// compacted with the cache; it accumulates at every refresh point, evicting or not, as the reference's hook
+// is called at each. (Attention of real decode queries is `h2o-true`.)
 //
 // The reference reuses one hook per dataset, so its accumulator leaks into the next sample; that is
 // reproduced only with PolicyOptions::h2o_leak_across_samples: the previous sample's accumulator is
@@ -24,6 +25,12 @@ class H2oPolicy final : public Policy {
   explicit H2oPolicy(bool leak) : leak_(leak) {}
   std::string name() const override { return "h2o"; }
   int64_t default_recent(int64_t J) const override { return J / 2; }
+  PolicyNeeds needs() const override {
+    PolicyNeeds needs;
+    needs.every_refresh_point = true;
+    return needs;
+  }
+  bool carries_across_samples() const override { return leak_; }
   void reset() override {
     if (!leak_) accumulator_ = at::Tensor();
     by_position_ = at::Tensor();

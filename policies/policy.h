@@ -39,6 +39,7 @@ struct PolicyNeeds {
   bool last_layer_input = false;                   // H^(L-1) per cached entry (counter-causal-fast)
   AttentionCapture step_attention = AttentionCapture::None;  // attention of every forward (tova, h2o-true)
   bool step_queries = false;  // every forward's queries before RoPE (expected-attention)
+  bool every_refresh_point = false;  // scored at every refresh point, also within budget (h2o's accumulator)
 };
 
 enum class Granularity { Token, PerKvHead };
@@ -118,6 +119,9 @@ class Policy {
   virtual void expand_batch(int64_t batch) {}
   // A new generation starts (state from the previous sample is dropped unless a policy says otherwise).
   virtual void reset() {}
+  // True when the state left by one sample changes the next (the paper's h2o hook, reused over a dataset):
+  // the runner then runs one instance over the samples in order, one at a time.
+  virtual bool carries_across_samples() const { return false; }
   // Called once before generation starts. Offline policies (future-oracle) look ahead here: they may run
   // a full-cache generation of the same prompt to learn what the future attends to.
   virtual void prepare(const Model& model, const std::vector<int64_t>& prompt, const GenerationSettings& settings,
@@ -131,6 +135,7 @@ struct PolicyOptions {
   // The knobs of `--policy name:key=value,...`, read by the policy's factory (SpecItems::integer etc.: it
   // sets defaults and ranges); make_policy refuses any knob the factory did not read.
   SpecItems knobs;
+  bool queries_without_q_norm = false;  // counter-causal: fresh queries without Qwen3's q_norm, as the paper's code
 };
 
 // `spec` is a policy's name, optionally with knobs: "name:key=value,key=value" (common/spec.h). Throws

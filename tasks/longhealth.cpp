@@ -1,7 +1,8 @@
 // LongHealth task 1 (kbressem/LongHealth benchmark_v5.json): one patient's records + a 5-way multiple-
 // choice question; the reference's raw prompt; the first A–E letter of the output; greedy, 16 new tokens.
-#include <algorithm>
-
+// As the paper's tasks.py (its own task) under both protocols: patients and texts in the file's order, the
+// gold letter is the first option equal to `correct` exactly (null when none is). Protocol::Reference
+// differs only in system_text: LONGHEALTH_SYSTEM with its "\n\n", what evaluate.py's --auto_frozen counts.
 #include "common/error.h"
 #include "common/json_file.h"
 #include "tasks/graders/multiple_choice.h"
@@ -15,34 +16,26 @@ namespace {
 constexpr const char* kLetters = "ABCDE";
 const std::vector<std::string> kOptionFields = {"answer_a", "answer_b", "answer_c", "answer_d", "answer_e"};
 
-// texts{text_0, text_1, ...} in numeric order (the file's order; a key sort would put text_10 before text_2).
-std::vector<std::string> ordered_texts(const json& texts, const std::string& where) {
+// The patient's texts in the file's order, as tasks.py joins pd["texts"].values() (the published file
+// stores text_0, text_1, ... in that order; the order of the keys, not their numbers, decides).
+std::vector<std::string> file_order_texts(const nlohmann::ordered_json& texts, const std::string& where) {
   if (!texts.is_object() || texts.empty()) fail("{}: \"texts\" must be a non-empty object", where);
-  std::vector<std::pair<int, std::string>> numbered;
-  for (const auto& [key, value] : texts.items()) {
-    const std::string prefix = "text_";
-    const std::string suffix = key.substr(std::min(key.size(), prefix.size()));
-    if (key.rfind(prefix, 0) != 0 || suffix.empty() || suffix.find_first_not_of("0123456789") != std::string::npos)
-      fail("{}: texts key \"{}\" is not of the form text_N", where, key);
-    numbered.emplace_back(std::stoi(suffix), string_field(texts, key, where + " texts"));
-  }
-  std::sort(numbered.begin(), numbered.end());
   std::vector<std::string> ordered;
-  for (auto& [number, text] : numbered) ordered.push_back(std::move(text));
+  for (const auto& [key, value] : texts.items()) {
+    if (!value.is_string()) fail("{}: texts entry \"{}\" is not a string", where, key);
+    ordered.push_back(value.get<std::string>());
+  }
   return ordered;
 }
 
-// The published file stores the correct option's text in `correct`; the letter is the option it equals.
-char correct_letter(const json& question, const std::vector<std::string>& options, const std::string& where) {
-  const std::string correct = trimmed(string_field(question, "correct", where));
-  std::optional<char> letter;
-  for (std::size_t i = 0; i < options.size(); ++i) {
-    if (trimmed(options[i]) != correct) continue;
-    if (letter) fail("{}: \"correct\" matches more than one of answer_a..answer_e", where);
-    letter = kLetters[i];
-  }
-  if (!letter) fail("{}: \"correct\" matches none of answer_a..answer_e", where);
-  return *letter;
+// _longhealth_correct_letter: the FIRST option whose text equals `correct` exactly (no trimming); null when
+// none does. (A question whose `correct` matches no option is then scored as tasks.py scores it: pred == gold,
+// so an output without any A-E letter counts as correct.)
+json correct_letter(const json& question, const std::vector<std::string>& options, const std::string& where) {
+  const std::string correct = string_field(question, "correct", where);
+  for (std::size_t i = 0; i < options.size(); ++i)
+    if (options[i] == correct) return std::string(1, kLetters[i]);
+  return nullptr;
 }
 
 Sample question_sample(const std::string& patient, const json& question, const std::vector<std::string>& texts,
@@ -53,26 +46,34 @@ Sample question_sample(const std::string& patient, const json& question, const s
   const std::string number = string_field(question, "No", where);
   sample.id = patient + "/q" + number;
   sample.record = {{"id", sample.id},
-                   {"answer", std::string(1, correct_letter(question, options, where))},
+                   {"answer", correct_letter(question, options, where)},
                    {"patient", patient},
                    {"question_no", number}};
   sample.inputs = {{"question", string_field(question, "question", where)}, {"options", options}, {"texts", texts}};
   return sample;
 }
 
+constexpr const char* kInstruction =
+    "Read the following patient records and answer the multiple-choice question by responding with only the letter "
+    "of the correct answer (A, B, C, D, or E).";
+
 class LongHealth : public Task {
  public:
+  explicit LongHealth(Protocol protocol) : protocol_(protocol) {}
   std::string name() const override { return "longhealth"; }
   std::string default_dataset() const override { return "longhealth/benchmark_v5.json"; }
 
   std::vector<Sample> load(const std::filesystem::path& path) const override {
-    const json patients = read_json_file(path);
+    // Patients and texts in the file's order, as tasks.py iterates them.
+    const nlohmann::ordered_json patients = read_ordered_json_file(path);
     if (!patients.is_object()) fail("{}: expected an object of patients (patient_XX → record)", path.string());
     std::vector<Sample> samples;
     std::set<std::string> ids;
-    for (const auto& [patient, record] : patients.items()) {
+    for (const auto& [patient, ordered_record] : patients.items()) {
       const std::string where = path.string() + ": " + patient;
-      const auto texts = ordered_texts(require_field(record, "texts", where), where);
+      const json record = ordered_record;
+      require_field(record, "texts", where);  // names the file when it is missing
+      const auto texts = file_order_texts(ordered_record.at("texts"), where);
       const json& questions = require_field(record, "questions", where);
       if (!questions.is_array()) fail("{}: \"questions\" must be a list", where);
       for (std::size_t q = 0; q < questions.size(); ++q) {
@@ -89,27 +90,29 @@ class LongHealth : public Task {
     for (const auto& text : sample.inputs.at("texts")) records += (records.empty() ? "" : "\n\n") + text.get<std::string>();
     const std::string body = "Patient Records:\n" + records + "\n\nQuestion: " + input_string(sample, "question") +
                              "\n\n" + lettered_options(sample);
-    return instruction_prompt(
-        "Read the following patient records and answer the multiple-choice question by responding with only "
-        "the letter of the correct answer (A, B, C, D, or E).",
-        body, "Answer:");
+    Prompt prompt = instruction_prompt(kInstruction, body, "Answer:");
+    if (protocol_ == Protocol::Reference) prompt.system_text = std::string(kInstruction) + "\n\n";  // LONGHEALTH_SYSTEM
+    return prompt;
   }
 
+  // _extract_letter (the first A-E character: stripping first changes nothing) == the gold letter, where a
+  // null gold (no option equals `correct`) equals no letter, as Python's None == None.
   Grade grade(const Sample& sample, std::string_view output) const override {
-    const std::string gold = record_string(sample, "answer");
+    const json& gold = sample.record.at("answer");
     Grade grade;
-    if (auto letter = graders::first_letter(output, kLetters)) {
-      grade.pred = std::string(1, *letter);
-      grade.score = *grade.pred == gold ? 1.0 : 0.0;
-    }
+    if (auto letter = graders::first_letter(output, kLetters)) grade.pred = std::string(1, *letter);
+    grade.score = gold.is_null() ? !grade.pred : grade.pred && *grade.pred == record_string(sample, "answer");
     return grade;
   }
 
   DecodingDefaults defaults() const override { return {/*max_new_tokens=*/16}; }
+
+ private:
+  Protocol protocol_;
 };
 
 }  // namespace
 
-std::unique_ptr<Task> make_longhealth_task() { return std::make_unique<LongHealth>(); }
+std::unique_ptr<Task> make_longhealth_task(Protocol protocol) { return std::make_unique<LongHealth>(protocol); }
 
 }  // namespace kvbench::tasks

@@ -26,16 +26,31 @@ std::vector<Sample> MathTask::load(const std::filesystem::path& path) const {
 }
 
 Prompt MathTask::prompt(const Sample& sample) const {
-  return instruction_prompt(spec_.instruction, spec_.body_prefix + input_string(sample, "problem"), spec_.cue);
+  Prompt prompt =
+      instruction_prompt(spec_.instruction, spec_.body_prefix + input_string(sample, "problem"), spec_.cue);
+  if (spec_.reference) {
+    // evaluate.py tokenizes MATH500_SYSTEM without .format(): its braces stay doubled ("\boxed{{}}").
+    std::string unformatted;
+    for (char c : spec_.instruction) unformatted += (c == '{' || c == '}') ? std::string(2, c) : std::string(1, c);
+    prompt.system_text = unformatted + "\n\n";
+  }
+  return prompt;
 }
 
 bool MathTask::should_stop(std::string_view generated) const {
+  if (spec_.reference) return graders::reference_boxed_answer(generated).has_value();  // tasks.py's boxed_done
   return spec_.stop_at_boxed && graders::has_complete_boxed(generated);
 }
 
 Grade MathTask::grade(const Sample& sample, std::string_view output) const {
   const std::string gold = record_string(sample, "answer");
   Grade grade;
+  if (spec_.reference) {  // compare_math: pred None is wrong
+    grade.pred = graders::reference_boxed_answer(output);
+    if (!math_verify_) math_verify_ = std::make_unique<graders::MathVerify>();
+    grade.score = grade.pred && math_verify_->equal(*grade.pred, gold) ? 1.0 : 0.0;
+    return grade;
+  }
   grade.pred = graders::extract_math_answer(output);
   if (grade.pred) {
     const bool equal = spec_.integer_answers ? graders::integer_equal(*grade.pred, gold)

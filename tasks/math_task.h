@@ -1,9 +1,11 @@
 // One implementation for the boxed-answer math benchmarks (MATH500, AIME24/25, HMMT): JSONL records
 // with `problem` and `answer`; they differ only in the settings below.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "tasks/graders/math_verify.h"
 #include "tasks/task.h"
 
 namespace kvbench::tasks {
@@ -18,6 +20,10 @@ struct MathTaskSpec {
   std::string cue;                        // after it ("Solution:" for MATH500), see instruction_prompt
   bool stop_at_boxed = false;             // MATH500: stop once a complete \boxed{} exists
   bool integer_answers = false;           // AIME: integer_equal instead of math_equal
+  // MATH500 under Protocol::Reference, as tasks.py and evaluate.py run it: system_text = the unformatted
+  // Python template of the instruction + "\n\n" (what --auto_frozen tokenizes); stop and extract at the
+  // LAST \boxed{} (graders::reference_boxed_answer); math-verify's own verdict (graders::MathVerify).
+  bool reference = false;
   DecodingDefaults defaults;
 };
 
@@ -35,6 +41,7 @@ class MathTask : public Task {
 
  private:
   MathTaskSpec spec_;
+  mutable std::unique_ptr<graders::MathVerify> math_verify_;  // started by the first reference grade
 };
 
 }  // namespace kvbench::tasks

@@ -109,16 +109,19 @@ std::vector<Sample> longbench_subset(std::vector<Sample> samples) {
 }
 
 // The official evaluator's references over LongBench-style documents.
-constexpr QasperFormat kOfficialFormat{reference_of, document_of, /*trim_question=*/true};
+constexpr QasperFormat kOfficialFormat{reference_of, document_of, /*trim_question=*/true, /*file_order=*/false};
 
 }  // namespace
 
 std::vector<Sample> load_qasper(const std::filesystem::path& path, const QasperFormat& format) {
-  const json papers = read_json_file(path);
-  if (!papers.is_object()) fail("{}: expected an object mapping paper ids to papers", path.string());
+  const nlohmann::ordered_json in_file_order = read_ordered_json_file(path);
+  if (!in_file_order.is_object()) fail("{}: expected an object mapping paper ids to papers", path.string());
+  std::vector<std::pair<std::string, json>> papers;
+  for (const auto& [paper_id, paper] : in_file_order.items()) papers.emplace_back(paper_id, paper);
+  if (!format.file_order) std::sort(papers.begin(), papers.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Sample> samples;
   std::set<std::string> ids;
-  for (const auto& [paper_id, paper] : papers.items()) {
+  for (const auto& [paper_id, paper] : papers) {
     const RecordFields paper_where(path, "paper " + paper_id);
     const std::string document = format.document(paper, paper_where);
     const json& questions = paper_where.array(paper, "qas");

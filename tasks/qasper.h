@@ -17,9 +17,11 @@ struct QasperFormat {
   // The paper's title, abstract and sections as the prompt's context.
   std::string (*document)(const json& paper, const RecordFields& where);
   bool trim_question;  // the question as stored, or without surrounding whitespace
+  bool file_order;     // papers in the file's order (the paper's code iterates the dict), else in id order
 };
 
-// Every question of a Qasper file (a dict arXiv id → paper), papers in id order, questions in file order.
+// Every question of a Qasper file (a dict arXiv id → paper), papers in id or file order (format.file_order),
+// questions in file order.
 // record {id (question_id), paper_id, question, references}; inputs {question, document}.
 std::vector<Sample> load_qasper(const std::filesystem::path& path, const QasperFormat& format);
 

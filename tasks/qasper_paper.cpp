@@ -5,7 +5,9 @@
 //   "\n", sections joined by "\n\n" with a final "\n\n";
 // - references, one per annotation: "unanswerable"; else "yes"/"no"; else the extractive spans joined by
 //   a space; else the free-form answer; else "unanswerable";
-// - score: max over references of graders::qasper_paper_f1 on the whole stripped generation.
+// - score: max over references of graders::qasper_paper_f1 on the whole stripped generation;
+// - papers in the file's order (tasks.py iterates the dict json.load made).
+// Protocol::Reference differs only in system_text: QASPER_SYSTEM, with its "\n\n" (what --auto_frozen counts).
 // The paper does not quote its max-token setting to us: 128 new tokens as `qasper`.
 #include <fmt/format.h>
 
@@ -23,6 +25,14 @@ constexpr const char* kInstruction =
     "paragraphs, tables, or figures (Evidence).\n2. Formulate an answer based on the evidence.\n3. If the answer "
     "cannot be found in the text, respond with \"Unanswerable\".";
 
+// Python's separator.join(strings) over a JSON list of strings (empty strings still get their separator).
+std::string joined(const json& strings, const char* separator, const char* what, const RecordFields& where) {
+  std::string text;
+  for (std::size_t i = 0; i < strings.size(); ++i)
+    text += (i ? separator : "") + where.expect(strings[i], json::value_t::string, what).get<std::string>();
+  return text;
+}
+
 json paper_reference(const json& annotation, const RecordFields& where) {
   const json& answer = where.object(annotation, "answer");
   if (where.boolean(answer, "unanswerable")) return {{"answer", "unanswerable"}, {"type", "none"}};
@@ -30,10 +40,8 @@ json paper_reference(const json& annotation, const RecordFields& where) {
   if (!yes_no.is_null())
     return {{"answer", where.expect(yes_no, json::value_t::boolean, "field \"yes_no\"").get<bool>() ? "yes" : "no"},
             {"type", "boolean"}};
-  std::string spans;
-  for (const auto& span : where.array(answer, "extractive_spans"))
-    spans += (spans.empty() ? "" : " ") + where.expect(span, json::value_t::string, "an extractive span").get<std::string>();
-  if (!spans.empty()) return {{"answer", spans}, {"type", "extractive"}};
+  const json& spans = where.array(answer, "extractive_spans");  // a non-empty list, even of empty strings
+  if (!spans.empty()) return {{"answer", joined(spans, " ", "an extractive span", where)}, {"type", "extractive"}};
   const std::string free_form = where.string(answer, "free_form_answer");
   if (!free_form.empty()) return {{"answer", free_form}, {"type", "abstractive"}};
   return {{"answer", "unanswerable"}, {"type", "none"}};
@@ -41,10 +49,7 @@ json paper_reference(const json& annotation, const RecordFields& where) {
 
 std::string section_text(const json& section, const RecordFields& where) {
   const std::string name = where.field(section, "section_name").is_null() ? "" : where.string(section, "section_name");
-  std::string paragraphs;
-  for (const auto& paragraph : where.array(section, "paragraphs"))
-    paragraphs += (paragraphs.empty() ? "" : "\n") + where.expect(paragraph, json::value_t::string, "a paragraph").get<std::string>();
-  return (name.empty() ? "" : name + ":\n") + paragraphs;
+  return (name.empty() ? "" : name + ":\n") + joined(where.array(section, "paragraphs"), "\n", "a paragraph", where);
 }
 
 // Everything of the prompt between the instruction and "Question:".
@@ -56,18 +61,21 @@ std::string paper_document(const json& paper, const RecordFields& where) {
   return document;
 }
 
-constexpr QasperFormat kPaperFormat{paper_reference, paper_document, /*trim_question=*/false};
+constexpr QasperFormat kPaperFormat{paper_reference, paper_document, /*trim_question=*/false, /*file_order=*/true};
 
 class QasperPaper : public Task {
  public:
+  explicit QasperPaper(Protocol protocol) : protocol_(protocol) {}
   std::string name() const override { return "qasper-paper"; }
   std::string default_dataset() const override { return "qasper/qasper-dev-v0.3.json"; }
 
   std::vector<Sample> load(const std::filesystem::path& path) const override { return load_qasper(path, kPaperFormat); }
 
   Prompt prompt(const Sample& sample) const override {
-    return instruction_prompt(kInstruction, input_string(sample, "document") + "Question: " +
-                                                input_string(sample, "question") + "\n\nAnswer:");
+    Prompt prompt = instruction_prompt(kInstruction, input_string(sample, "document") + "Question: " +
+                                                         input_string(sample, "question") + "\n\nAnswer:");
+    if (protocol_ == Protocol::Reference) prompt.system_text = std::string(kInstruction) + "\n\n";  // QASPER_SYSTEM
+    return prompt;
   }
 
   Grade grade(const Sample& sample, std::string_view output) const override {
@@ -82,10 +90,13 @@ class QasperPaper : public Task {
   }
 
   DecodingDefaults defaults() const override { return {/*max_new_tokens=*/128}; }
+
+ private:
+  Protocol protocol_;
 };
 
 }  // namespace
 
-std::unique_ptr<Task> make_qasper_paper_task() { return std::make_unique<QasperPaper>(); }
+std::unique_ptr<Task> make_qasper_paper_task(Protocol protocol) { return std::make_unique<QasperPaper>(protocol); }
 
 }  // namespace kvbench::tasks

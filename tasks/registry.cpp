@@ -8,23 +8,26 @@
 
 // The tasks, one line each in KVBENCH_TASKS: `X("name", id)` is the task that its file in tasks/ makes with
 // make_<id>_task(). A list rather than self-registering objects: the text side is a static library, and its
-// linker drops object files nothing refers to.
+// linker drops object files nothing refers to. KVBENCH_PROTOCOL_TASKS lists the tasks with a reference
+// protocol: their make_<id>_task takes the Protocol.
+#define KVBENCH_PROTOCOL_TASKS(X)         \
+  X("math500", math500)                   \
+  X("longhealth", longhealth)             \
+  X("qasper-paper", qasper_paper)         \
+  X("locomo-paper", locomo_paper)         \
+  /* (one line each, ending in a backslash, before this one) */
 #define KVBENCH_TASKS(X)                  \
   X("livecodebench", livecodebench)       \
   X("livecodebench-v6", livecodebench_v6) \
-  X("math500", math500)                   \
   X("aime24", aime24)                     \
   X("aime25", aime25)                     \
   X("hmmt-feb-2025", hmmt_feb_2025)       \
   X("hmmt-nov-2025", hmmt_nov_2025)       \
   X("gpqa-diamond", gpqa_diamond)         \
-  X("longhealth", longhealth)             \
   X("rare-fact", rare_fact)               \
   X("qasper", qasper)                     \
   X("qasper-longbench", qasper_longbench) \
-  X("qasper-paper", qasper_paper)         \
   X("locomo", locomo)                     \
-  X("locomo-paper", locomo_paper)         \
   /* (one line each, ending in a backslash, before this one) */
 
 namespace kvbench::tasks {
@@ -32,26 +35,32 @@ namespace kvbench::tasks {
 #define KVBENCH_DECLARE_TASK(name, id) std::unique_ptr<Task> make_##id##_task();
 KVBENCH_TASKS(KVBENCH_DECLARE_TASK)
 #undef KVBENCH_DECLARE_TASK
+#define KVBENCH_DECLARE_PROTOCOL_TASK(name, id) std::unique_ptr<Task> make_##id##_task(Protocol protocol);
+KVBENCH_PROTOCOL_TASKS(KVBENCH_DECLARE_PROTOCOL_TASK)
+#undef KVBENCH_DECLARE_PROTOCOL_TASK
 
 namespace {
-using Factory = std::function<std::unique_ptr<Task>()>;
+using Factory = std::function<std::unique_ptr<Task>(Protocol)>;
 
 const std::map<std::string, Factory>& factories() {
-#define KVBENCH_TASK_ENTRY(name, id) {name, make_##id##_task},
-  static const std::map<std::string, Factory> table = {KVBENCH_TASKS(KVBENCH_TASK_ENTRY)};
+#define KVBENCH_TASK_ENTRY(name, id) {name, [](Protocol) { return make_##id##_task(); }},
+#define KVBENCH_PROTOCOL_TASK_ENTRY(name, id) {name, make_##id##_task},
+  static const std::map<std::string, Factory> table = {KVBENCH_TASKS(KVBENCH_TASK_ENTRY)
+                                                           KVBENCH_PROTOCOL_TASKS(KVBENCH_PROTOCOL_TASK_ENTRY)};
+#undef KVBENCH_PROTOCOL_TASK_ENTRY
 #undef KVBENCH_TASK_ENTRY
   return table;
 }
 }  // namespace
 
-std::unique_ptr<Task> make_task(const std::string& name) {
+std::unique_ptr<Task> make_task(const std::string& name, Protocol protocol) {
   auto it = factories().find(name);
   if (it == factories().end()) {
     std::string known;
     for (const auto& n : task_names()) known += (known.empty() ? "" : ", ") + n;
     fail("unknown task \"{}\" (known: {})", name, known);
   }
-  return it->second();
+  return it->second(protocol);
 }
 
 Grade grade_total(const Task& task, const Sample& sample, std::string_view output, std::string_view where) {

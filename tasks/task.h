@@ -69,8 +69,17 @@ class Task {
 // details.grading_error, and a warning naming `where` (the line or sample).
 Grade grade_total(const Task& task, const Sample& sample, std::string_view output, std::string_view where);
 
+// Whose protocol a task follows. Kvbench: kvbench's own (its defaults). Reference: the counter-causal paper's
+// code (../shared/reference/counter_causal, tasks.py and evaluate.py) exactly, where kvbench's differs on
+// purpose: MATH500's last-\boxed{} stop and extraction graded by math-verify itself, and system_text = the
+// text evaluate.py's --auto_frozen tokenizes (the same for every sample of a task). Only the tasks the
+// paper's code runs (math500, longhealth, qasper-paper, locomo-paper) have a reference protocol; the others
+// ignore the argument. Where a difference is a mere convention, those tasks follow the paper under both.
+enum class Protocol { Kvbench, Reference };
+
 // Registry (tasks/registry.cpp): one line per task.
-std::unique_ptr<Task> make_task(const std::string& name);  // throws kvbench::Error for unknown names
+// Throws kvbench::Error for unknown names.
+std::unique_ptr<Task> make_task(const std::string& name, Protocol protocol = Protocol::Kvbench);
 std::vector<std::string> task_names();
 
 }  // namespace kvbench::tasks

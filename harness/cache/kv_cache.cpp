@@ -112,6 +112,11 @@ at::Tensor KvCache::held_last_layer_input() const {
   return keep_last_layer_input_ ? last_input_.narrow(1, 0, held_tokens()) : at::Tensor();
 }
 
+void KvCache::relabel_newest(const at::Tensor& ids) {
+  if (per_head() || tokens_ == 0) fail("KvCache: relabel_newest needs a token-level cache holding an entry");
+  ids_.select(1, tokens_ - 1).copy_(ids);
+}
+
 void KvCache::begin_append(int64_t count) {
   if (pending_ != 0) fail("KvCache: begin_append while an append is in progress");
   const int64_t needed = std::max(size_, tokens_) + count;

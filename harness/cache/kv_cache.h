@@ -68,6 +68,10 @@ class KvCache {
   std::pair<at::Tensor, at::Tensor> append_layer(int64_t layer, const at::Tensor& k, const at::Tensor& v);
   void end_append(const at::Tensor& ids, const at::Tensor& positions, const at::Tensor& last_layer_input);
 
+  // The newest entry of each sequence takes the id ids[b] (token level): the paper's code labels a decode
+  // step's entry with the token predicted from it (ReferenceQuirks::predicted_ids, engine/generate.h).
+  void relabel_newest(const at::Tensor& ids);
+
   // Keep only the given slots: `keep` is [M] (same slots for every sequence) or [B, M], ascending.
   void compact(const at::Tensor& keep);
   // Each layer and KV head keeps its own slots: `keep` is [B, L, KV, M], ascending along M.

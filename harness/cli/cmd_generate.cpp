@@ -118,7 +118,7 @@ void run_generate(const GenerateOptions& o) {
   if (o.policy.frozen == "auto" && o.system.empty()) fail("--frozen auto needs --system (the text it freezes)");
 
   GenerationSettings settings =
-      generation_settings(job, *policy, prompt.system_tokens, tokenizer ? tokenizer->eos_ids() : std::vector<int64_t>{});
+      generation_settings(job, *policy, prompt.system_tokens, tokenizer ? &*tokenizer : nullptr);
   settings.sampling.top_k = o.top_k;  // a knob of generate alone, not a job field
   StopCheck stop;
   if (!o.stop.empty()) {

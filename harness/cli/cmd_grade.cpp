@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "common/error.h"
+#include "run/profile.h"
 #include "tasks/jsonl.h"
 #include "tasks/task.h"
 
@@ -22,6 +23,7 @@ struct GradeOptions {
   std::string task;
   std::string input;
   std::string output;  // empty = stdout
+  std::string profile = "kvbench";
 };
 
 tasks::json graded_line(const tasks::Task& task, const tasks::JsonlLine& line) {
@@ -46,7 +48,7 @@ tasks::json graded_line(const tasks::Task& task, const tasks::JsonlLine& line) {
 }
 
 void run_grade(const GradeOptions& options) {
-  const auto task = tasks::make_task(options.task);
+  const auto task = tasks::make_task(options.task, task_protocol(parse_profile(options.profile)));
   std::string text;  // written only once every line graded, so an error leaves no partial output
   double score_sum = 0.0;
   int none = 0, n = 0;
@@ -76,6 +78,11 @@ void add_grade_command(CLI::App& app) {
   command->add_option("--task", options->task, "Task name (e.g. math500, aime24, gpqa-diamond, rare-fact)")->required();
   command->add_option("--input", options->input, "JSONL with pred_raw and the task's gold fields")->required();
   command->add_option("--output", options->output, "Graded JSONL (default: stdout)");
+  command->add_option("--profile", options->profile,
+                      "reference: grade as the counter-causal paper's code does (math500: its last \\boxed{}, "
+                      "math-verify's verdict)")
+      ->check(CLI::IsMember(profile_names()))
+      ->capture_default_str();
   command->callback([options] { run_grade(*options); });
 }
 

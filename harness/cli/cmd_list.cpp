@@ -1,5 +1,5 @@
-// `kvbench list allocators|policies`: what the registries hold, so that docs and checks are derived from
-// them rather than written out — the README's allocator table (`--markdown`, compared by
+// `kvbench list allocators|policies|profiles`: what the registries hold, so that docs and checks are derived
+// from them rather than written out — the README's allocator and profile tables (`--markdown`, compared by
 // tests/scripts/registries.sh) and the names the results schema check accepts.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "engine/allocator.h"
+#include "run/profile.h"
 
 namespace kvbench::cli {
 
@@ -49,21 +50,34 @@ void print_allocator_json() {
   std::cout << out.dump(1) << "\n";
 }
 
+// Where the paper's code and kvbench's default differ, and what --profile reference does about it.
+void print_profile_table() {
+  std::cout << "| behaviour | the paper's code = `--profile reference` | kvbench's default (`--profile kvbench`) |\n"
+               "|---|---|---|\n";
+  for (const ProfileBehaviour& row : profile_behaviours())
+    std::cout << fmt::format("| {} | {} | {} |\n", row.behaviour, row.reference, row.kvbench);
+}
+
 void print_list(const ListOptions& o) {
   if (o.what == "allocators" && o.markdown) return print_allocator_table();
   if (o.what == "allocators" && o.json) return print_allocator_json();
-  for (const std::string& name : o.what == "allocators" ? allocator_names() : policy_names()) std::cout << name << "\n";
+  if (o.what == "profiles" && o.markdown) return print_profile_table();
+  const std::vector<std::string> names =
+      o.what == "allocators" ? allocator_names() : o.what == "profiles" ? profile_names() : policy_names();
+  for (const std::string& name : names) std::cout << name << "\n";
 }
 
 }  // namespace
 
 void add_list_command(CLI::App& app) {
   auto options = std::make_shared<ListOptions>();
-  auto* command = app.add_subcommand("list", "The registered allocators or policies, one name a line");
-  command->add_option("what", options->what, "allocators or policies")
+  auto* command = app.add_subcommand("list", "The registered allocators, policies or profiles, one name a line");
+  command->add_option("what", options->what, "allocators, policies or profiles")
       ->required()
-      ->check(CLI::IsMember({"allocators", "policies"}));
-  command->add_flag("--markdown", options->markdown, "allocators: the README's table (what each does, whom it serves)");
+      ->check(CLI::IsMember({"allocators", "policies", "profiles"}));
+  command->add_flag("--markdown", options->markdown,
+                    "allocators: the README's table (what each does, whom it serves); profiles: the README's table "
+                    "(each behaviour where the paper's code and kvbench's default differ, or agree by choice)");
   command->add_flag("--json", options->json, "allocators: each one's name, whether it makes the cache ragged, "
                     "whether it reads --pyramid-ratio, the policies it serves");
   command->callback([options] { print_list(*options); });

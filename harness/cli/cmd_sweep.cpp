@@ -15,12 +15,14 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "cli/commands.h"
 #include "cli/job_support.h"
 #include "common/error.h"
 #include "common/json_file.h"
 #include "io/results.h"
+#include "run/profile.h"
 #include "run/progress.h"
 #include "run/runner.h"
 #include "run/cost.h"
@@ -281,6 +283,21 @@ std::vector<JobCost> job_costs(const std::vector<SweepJob>& jobs, const std::map
   return costs;
 }
 
+// Each profile's jobs, and for kvbench's default where its jobs would run otherwise than the paper's code.
+void print_profiles(const std::vector<SweepJob>& jobs) {
+  std::map<std::string, int64_t> count;
+  std::set<std::string> differences;
+  for (const SweepJob& j : jobs) {
+    ++count[j.job.profile];
+    for (const std::string& d : differences_from_paper(j.job)) differences.insert(d);
+  }
+  for (const auto& [profile, n] : count) fmt::print("profile {}: {} jobs\n", profile, n);
+  if (!differences.empty())
+    fmt::print("  kvbench's profile differs from the paper's code here in: {} (--set profile=reference reproduces "
+               "it; kvbench list profiles --markdown)\n",
+               fmt::join(differences, "; "));
+}
+
 void print_recipe_header(const Recipe& recipe) {
   fmt::print("recipe: {}\n  source: {}\n", recipe.title, recipe.cite);
   for (const auto& choice : recipe.choices) fmt::print("  choice: {}\n", choice);
@@ -290,6 +307,7 @@ void print_dry_run(const Plan& plan, const std::vector<SweepJob>& jobs, const st
                    bool bench) {
   if (plan.recipe) print_recipe_header(*plan.recipe);
   fmt::print("{} jobs, results in {}\n", jobs.size(), plan.output_dir.string());
+  print_profiles(jobs);
   if (!missing.empty()) fmt::print("missing ({}; their jobs have no counts or estimate):\n  {}\n", missing.size(),
                                    fmt::join(missing, "\n  "));
   const std::vector<JobCost> costs = job_costs(jobs, bench ? benchmark(jobs) : std::map<std::string, Speed>{});

@@ -9,6 +9,7 @@
 #include "engine/allocator.h"
 #include "model/random_model.h"
 #include "run/job.h"
+#include "run/profile.h"
 
 namespace kvbench::cli {
 
@@ -33,6 +34,15 @@ std::string allocator_help() {
                                                                    : fmt::format("{}", fmt::join(served, ", ")));
   }
   return help + " A ragged allocator's cache holds fewer entries where the budget is smaller";
+}
+
+std::string profile_help() {
+  std::string help =
+      "kvbench (default) or reference: the counter-causal paper's own code token for token, its bugs included "
+      "(what reproduces its tables; the recipes of that paper use it). They differ in:";
+  for (const ProfileBehaviour& row : profile_behaviours())
+    if (row.differs_for) help += fmt::format("\n  {}: reference {}; kvbench {}", row.behaviour, row.reference, row.kvbench);
+  return help;
 }
 }  // namespace
 
@@ -96,6 +106,9 @@ void PolicyCliOptions::add_to(CLI::App* command) {
                       "walk stops when the budget J is full, so the last span may be cut short and exactly as many "
                       "entries are kept as with S = 1. 1 = off")
       ->capture_default_str();
+  command->add_option("--profile", profile, profile_help())
+      ->check(CLI::IsMember(profile_names()))
+      ->capture_default_str();
   command->add_option("--policy-seed", seed, "Seed of the random policy")->capture_default_str();
   command->add_option("--scorer", scorer, "kvpop: learned scorer from `kvbench train-scorer` (default: the "
                                           "untrained attention-mass fallback)");
@@ -112,6 +125,7 @@ JobConfig PolicyCliOptions::job() const {
   job.phrase = phrase();
   job.policy_seed = seed;
   job.scorer = scorer;
+  job.profile = profile;
   return job;
 }
 

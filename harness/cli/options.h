@@ -34,6 +34,7 @@ struct PolicyCliOptions {
   uint64_t seed = 0;
   std::string scorer;      // kvpop: learned scorer file
   int64_t smooth = 1, keep_span = 1;  // phrase rules (engine/score_transforms.h)
+  std::string profile = "kvbench";     // run/profile.h
 
   void add_to(CLI::App* command);
   BudgetSpec spec() const;

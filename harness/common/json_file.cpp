@@ -17,13 +17,21 @@ std::string read_text_file(const std::filesystem::path& path) {
   return buffer.str();
 }
 
-json read_json_file(const std::filesystem::path& path) {
+namespace {
+template <class Json>
+Json parse_json_file(const std::filesystem::path& path) {
   const std::string text = read_text_file(path);
   try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
+    return Json::parse(text);
+  } catch (const typename Json::parse_error& e) {
     fail("{}: malformed JSON at byte {}: {}", path.string(), e.byte, e.what());
   }
+}
+}  // namespace
+
+json read_json_file(const std::filesystem::path& path) { return parse_json_file<json>(path); }
+nlohmann::ordered_json read_ordered_json_file(const std::filesystem::path& path) {
+  return parse_json_file<nlohmann::ordered_json>(path);
 }
 
 const json& require_field(const json& object, const std::string& name, const std::filesystem::path& file) {

@@ -33,8 +33,9 @@ class SampleGeneration::Rollouts {
         results_(settings.rollouts),
         active_(settings.rollouts, true) {}
 
-  // Chooses each active rollout's next token from logits [B, 1, V] and applies the stop rules.
-  void choose(const at::Tensor& logits) {
+  // Chooses each active rollout's next token from logits [B, 1, V] and applies the stop rules (eos and the
+  // text rule only with `check_stops`; the length limit always).
+  void choose(const at::Tensor& logits, bool check_stops = true) {
     std::vector<int64_t> rows;
     for (int64_t b = 0; b < settings_.rollouts; ++b)
       if (active_[b]) rows.push_back(b);
@@ -44,8 +45,8 @@ class SampleGeneration::Rollouts {
       auto& generated = results_[b].generated;
       generated.push_back(tokens[i]);
       const auto& eos = settings_.eos_ids;
-      if (std::find(eos.begin(), eos.end(), generated.back()) != eos.end()) finish(b, "eos");
-      else if (stop_ && stop_(b, generated)) finish(b, "stop");
+      if (check_stops && std::find(eos.begin(), eos.end(), generated.back()) != eos.end()) finish(b, "eos");
+      else if (check_stops && stop_ && stop_(b, generated)) finish(b, "stop");
       else if (static_cast<int64_t>(generated.size()) >= settings_.max_new_tokens) finish(b, "max_tokens");
     }
   }
@@ -145,7 +146,8 @@ void SampleGeneration::start_decoding(at::Tensor logits) {
   }
   rollouts_ = std::make_unique<Rollouts>(settings_, stop_);
   for (auto& observer : observers_) observer->prompt_done(logits.select(1, logits.size(1) - 1), R);
-  rollouts_->choose(logits);  // reading the first token waits for the device: prefill time = time to first token
+  // Reading the first token waits for the device: prefill time = time to first token.
+  rollouts_->choose(logits, !settings_.reference.first_token_unchecked);
   result_.prefill_seconds = seconds_since(prefill_start_);
   decode_start_ = Clock::now();
 }
@@ -185,14 +187,24 @@ StepInput SampleGeneration::next_step() {
   return input;
 }
 
+bool SampleGeneration::prefill_refresh_point() const {
+  const bool lone_chunk = chunks_fed_ == 1 && prompt_fed_ == static_cast<int64_t>(result_.prompt.size());
+  return !(lone_chunk && settings_.budget.mode == CacheBudget::Mode::Chunked &&
+           settings_.reference.lone_chunk_unrefreshed);
+}
+
 bool SampleGeneration::observe_step(const ForwardResult& step) {
   if (prefilling()) {
     prompt_fed_ += fed_ids_.size(1);
     ++chunks_fed_;
     for (auto& observer : observers_) observer->prompt_chunk(fed_ids_, fed_positions_, cache_);
     observe(step);
+    if (!policy_.evicts() || !prefill_refresh_point()) return false;
     const CacheBudget& budget = settings_.budget;
-    return policy_.evicts() && cache_.size() > budget.J + budget.frozen;
+    if (cache_.size() > budget.J + budget.frozen) return true;
+    // Within budget nothing is evicted, but an accumulating policy (h2o) still scores, as the paper's hook does.
+    if (policy_.needs().every_refresh_point) policy_.score({model_, cache_, budget});
+    return false;
   }
   cache_size_sum_ += static_cast<double>(cache_.size());
   entries_sum_ += cache_.mean_entries_per_head();
@@ -200,7 +212,11 @@ bool SampleGeneration::observe_step(const ForwardResult& step) {
     observer->decode_step(fed_ids_, fed_positions_, step.logits.select(1, step.logits.size(1) - 1), cache_,
                           rollouts_->active());
   observe(step);
-  return policy_.evicts() && processed() % settings_.budget.h == 0;
+  rollouts_->choose(step.logits);  // from the logits computed before this step's refresh
+  if (settings_.reference.predicted_ids) cache_.relabel_newest(rollouts_->last_tokens(cache_.positions().device()).squeeze(1));
+  // prefill_end refreshes once, after the prompt (kvpress's one-shot compression, and the paper's code).
+  return policy_.evicts() && settings_.budget.mode == CacheBudget::Mode::Chunked &&
+         processed() % settings_.budget.h == 0;
 }
 
 void SampleGeneration::refresh_due(const std::vector<SampleGeneration*>& due) {
@@ -222,7 +238,6 @@ void SampleGeneration::choose_next(const ForwardResult& step) {
     if (prompt_fed_ == static_cast<int64_t>(result_.prompt.size())) start_decoding(step.logits);
     return;
   }
-  rollouts_->choose(step.logits);  // from the logits computed before the refresh
   if (done()) result_.decode_seconds = seconds_since(decode_start_);
 }
 

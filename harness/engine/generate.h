@@ -3,11 +3,12 @@
 // every forward pass — prompt chunks and decode steps alike (generate_continuously) — while each keeps its
 // own cache, refresh schedule and policy state: exactly what it has when generated alone.
 //
-//   prefill: the prompt in chunks of h at positions 0..P−1, a refresh after each chunk while the
-//            cache holds more than J + frozen entries (mode prefill_end: one pass, one refresh);
+//   prefill: the prompt in chunks of h at positions 0..P−1, a refresh point after each chunk: a refresh
+//            while the cache holds more than J + frozen entries (mode prefill_end: one pass, one point);
 //   decode:  token 1 is chosen from the prompt's last logits; at step s = 1, 2, … the previous token
-//            is fed at position P+s−1, a refresh runs when (P+s) % h == 0, and the next token is
-//            chosen from the logits computed *before* that refresh.
+//            is fed at position P+s−1, the next token is chosen from its logits, and then a refresh runs
+//            when (P+s) % h == 0 (mode chunked only: prefill_end never refreshes in decode).
+// At a refresh point within budget nothing is evicted, but a policy that accumulates (h2o) still scores.
 #pragma once
 #include <chrono>
 #include <functional>
@@ -23,8 +24,23 @@
 
 namespace kvbench {
 
+// Accidents of the counter-causal paper's code (hooks.py: generate_with_kv_hook), reproduced only on request
+// (the `reference` profile, run/profile.h): each makes its tables come out as published, none is a convention.
+struct ReferenceQuirks {
+  // A decode step's entry carries the id of the token predicted from it, not of the token fed: the loop
+  // appends the predicted token to the id list and the fed token's K/V to the cache. The counter-causal
+  // passes embed and score those ids.
+  bool predicted_ids = false;
+  // The first generated token is never checked against eos or the stop rule (the loop checks from the second).
+  bool first_token_unchecked = false;
+  // A prompt of one chunk (P ≤ h) gets no refresh point before decoding (the loop calls the hook after the
+  // first chunk only when more follow).
+  bool lone_chunk_unrefreshed = false;
+};
+
 struct GenerationSettings {
   CacheBudget budget;
+  ReferenceQuirks reference;
   PhraseRules phrase;                // --smooth / --keep-span (engine/score_transforms.h)
   SamplingParams sampling;
   int64_t max_new_tokens = 256;
@@ -75,10 +91,10 @@ class SampleGeneration {
   // every rollout's previous token at position P+s−1.
   StepInput next_step();
   // That step's output, taken in three parts so that samples refreshing at the same point are scored
-  // together: the policy observes it (true when a refresh is due: a prompt chunk left more than J + frozen
-  // entries, or (P+s) % h == 0); the due samples' refresh (Algorithm 3, one refresh_together call for all
-  // of them); after the prompt's last chunk the rollouts fork and choose their first tokens, after a
-  // decode step each rollout its next one, from the logits computed before the refresh.
+  // together: the policy observes it, and after a decode step each rollout chooses its next token (true
+  // when a refresh is due: a prompt chunk left more than J + frozen entries, or (P+s) % h == 0); the due
+  // samples' refresh (Algorithm 3, one refresh_together call for all of them); after the prompt's last
+  // chunk the rollouts fork and choose their first tokens.
   bool observe_step(const ForwardResult& step);
   static void refresh_due(const std::vector<SampleGeneration*>& due);
   void choose_next(const ForwardResult& step);
@@ -89,6 +105,7 @@ class SampleGeneration {
   void observe(const ForwardResult& step);
   void add_refresh(RefreshRecord record, const char* phase, int64_t index, int64_t processed);
   bool prefilling() const { return !rollouts_; }
+  bool prefill_refresh_point() const;  // after the chunk just fed
   // Tokens fed so far: prompt chunks while prefilling, then the prompt and one per decode step.
   int64_t processed() const { return prefilling() ? prompt_fed_ : static_cast<int64_t>(result_.prompt.size()) + step_; }
   void start_decoding(at::Tensor logits);

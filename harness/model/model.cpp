@@ -228,9 +228,10 @@ at::Tensor Model::split_heads(const at::Tensor& projected, int64_t heads, const 
   return config_.qk_norm && norm.defined() ? rms_norm(split, norm) : split;
 }
 
-at::Tensor Model::query_heads(int64_t layer, const at::Tensor& normed, const RowSegments& segments) const {
+at::Tensor Model::query_heads(int64_t layer, const at::Tensor& normed, const RowSegments& segments, bool q_norm) const {
   const LayerWeights& w = weights_.layers[layer];
-  return split_heads(linear(normed, {{w.q_proj, w.q_bias}}, segments).front(), config_.num_heads, w.q_norm);
+  return split_heads(linear(normed, {{w.q_proj, w.q_bias}}, segments).front(), config_.num_heads,
+                     q_norm ? w.q_norm : at::Tensor());
 }
 
 at::Tensor Model::query(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const {

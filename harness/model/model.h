@@ -108,7 +108,9 @@ class Model {
   QueryKeyValue project_heads(int64_t layer, const at::Tensor& normed, const RowSegments& segments = {}) const;
   // The query heads alone [..., H, D] (q-norm applied), before RoPE: project_heads' q. Public because the
   // counter-causal pass of several samples projects all their rows at once, then rotates each sample's own.
-  at::Tensor query_heads(int64_t layer, const at::Tensor& normed, const RowSegments& segments = {}) const;
+  // Without `q_norm` Qwen3's query norm is left out, as the paper's counter-causal hooks project queries.
+  at::Tensor query_heads(int64_t layer, const at::Tensor& normed, const RowSegments& segments = {},
+                         bool q_norm = true) const;
   // query_heads rotated: normed [B, T, hidden] → [B, H, T, D] at positions [B, T].
   at::Tensor query(int64_t layer, const at::Tensor& normed, const at::Tensor& positions) const;
   // Key smear (config key_smear, kvbench's demo model): layer 0's pre-RoPE key of a token at t becomes

@@ -49,7 +49,7 @@ Speed measure_speed(const Model& model, const JobConfig& job) {
   options.scorer_path = scorer;
   auto policy = [&] { return make_policy(job.policy, options); };
   // The job's budget and phrase; one greedy rollout of a fixed length, no shadow run, time nothing else.
-  GenerationSettings settings = generation_settings(job, *policy(), 0, {});
+  GenerationSettings settings = generation_settings(job, *policy(), 0, nullptr);
   settings.sampling = {};
   settings.rollouts = 1;
   settings.shadow_full = false;

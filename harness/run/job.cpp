@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "engine/allocator.h"
 #include "engine/generate.h"
+#include "run/profile.h"
 
 namespace kvbench {
 
@@ -55,18 +56,21 @@ PolicyOptions policy_options(const JobConfig& job) {
   PolicyOptions options;
   options.seed = job.policy_seed;
   options.scorer_path = job.scorer;
+  apply_profile(parse_profile(job.profile), options);
   return options;
 }
 
 GenerationSettings generation_settings(const JobConfig& job, const Policy& policy, int64_t system_tokens,
-                                       std::vector<int64_t> eos_ids) {
+                                       const Tokenizer* tokenizer) {
+  const Profile profile = parse_profile(job.profile);
   GenerationSettings settings;
+  settings.reference = reference_quirks(profile);
   settings.budget = resolve_budget(job.budget, policy, system_tokens);
   settings.phrase = job.phrase;
   settings.sampling = {job.temperature, job.top_p, /*top_k=*/0, job.seed};
   settings.max_new_tokens = job.max_new;
   settings.rollouts = job.rollouts;
-  settings.eos_ids = std::move(eos_ids);
+  if (tokenizer) settings.eos_ids = end_ids(profile, *tokenizer);
   settings.shadow_full = job.shadow == "full";
   return settings;
 }
@@ -85,7 +89,7 @@ json to_json(const JobConfig& j) {
           {"rollouts", j.rollouts},   {"seed", j.seed},
           {"limit", j.limit},         {"samples", j.samples},
           {"device", j.device},       {"dtype", j.dtype},
-          {"shadow", j.shadow}};
+          {"shadow", j.shadow},       {"profile", j.profile}};
   add_allocator_fields(out, j.budget);
   return out;
 }
@@ -135,6 +139,7 @@ JobConfig job_from_json(const json& value, const std::string& where) {
   merged.at("device").get_to(j.device);
   merged.at("dtype").get_to(j.dtype);
   merged.at("shadow").get_to(j.shadow);
+  merged.at("profile").get_to(j.profile);
   return j;
 }
 
@@ -153,7 +158,7 @@ std::string job_label(const JobConfig& j, const std::vector<std::string>& extra_
   const json fields = to_json(j);
   std::vector<std::string> named = extra_fields;
   const json defaults = to_json(JobConfig{});
-  for (const std::string field : {"smooth", "keep_span", "shadow"})
+  for (const std::string field : {"smooth", "keep_span", "shadow", "profile"})
     if (fields.at(field) != defaults.at(field) && std::find(named.begin(), named.end(), field) == named.end())
       named.push_back(field);
   for (const auto& field : named) {

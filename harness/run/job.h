@@ -9,6 +9,7 @@
 
 #include "engine/score_transforms.h"
 #include "policies/policy.h"
+#include "tokenizer/tokenizer.h"
 
 namespace kvbench {
 
@@ -50,15 +51,18 @@ struct JobConfig {
   std::string device = "cpu";
   std::string dtype = "float32";
   std::string shadow;              // "full": also decode with a full cache, teacher-forced (engine/shadow.h)
+  std::string profile = "kvbench";  // or "reference": the paper's code token for token (run/profile.h)
 };
 
-// The options a job's fields give its policy (seed, learned scorer; knobs travel in `policy` itself).
+// The options a job's fields give its policy (seed, learned scorer, the profile's switches; knobs travel in
+// `policy` itself).
 PolicyOptions policy_options(const JobConfig& job);
 
 // How `job` generates with `policy`: the budget (frozen = auto counts `system_tokens`), phrase rules,
-// sampling, lengths and the shadow run. The one place a job's fields become GenerationSettings.
+// sampling, lengths, the shadow run and the profile's quirks; generation ends at `tokenizer`'s end tokens
+// as the profile has it (none without a tokenizer). The one place a job's fields become GenerationSettings.
 GenerationSettings generation_settings(const JobConfig& job, const Policy& policy, int64_t system_tokens,
-                                       std::vector<int64_t> eos_ids);
+                                       const Tokenizer* tokenizer);
 
 json to_json(const JobConfig& job);
 // Throws kvbench::Error naming `where` and the field on unknown or ill-typed fields.

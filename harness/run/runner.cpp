@@ -12,6 +12,9 @@
 #include <optional>
 #include <set>
 
+#include <fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
 #include "common/build_info.h"
 #include "common/error.h"
 #include "engine/allocator.h"
@@ -19,6 +22,7 @@
 #include "run/job_lock.h"
 #include "run/journal.h"
 #include "run/key_retention.h"
+#include "run/profile.h"
 #include "run/progress.h"
 #include "tokenizer/utf8.h"
 
@@ -115,20 +119,24 @@ void check_cache_fits(const JobConfig& job, const Policy& policy, const CacheBud
 struct SampleInFlight {
   const tasks::Sample& sample;
   EncodedPrompt prompt;
-  std::unique_ptr<Policy> policy;
+  std::shared_ptr<Policy> policy;
   std::unique_ptr<SampleGeneration> generation;
+  bool replay = false;  // run again only to rebuild the state a carrying policy passes on (run_job)
 };
 
+// A fresh policy per sample: results never depend on which samples ran before (resume, shards, batching).
+// Only a policy that carries state across samples (the paper's h2o hook under --profile reference) is
+// `carried`: one instance for every sample, in order.
 std::unique_ptr<SampleInFlight> start_sample(const JobConfig& job, const tasks::Task& task,
                                              const tasks::Sample& sample, const Model& model,
-                                             const Tokenizer& tokenizer) {
-  auto in_flight = std::make_unique<SampleInFlight>(SampleInFlight{
-      sample, encode_prompt(task.prompt(sample), tokenizer, job.prompt_mode == "chat"),
-      // A fresh policy per sample: results never depend on which samples ran before (resume, shards, batching).
-      make_policy(job.policy, policy_options(job)), nullptr});
+                                             const Tokenizer& tokenizer, std::shared_ptr<Policy> carried) {
+  auto in_flight = std::make_unique<SampleInFlight>(
+      SampleInFlight{sample, encode_prompt(task.prompt(sample), tokenizer, job.prompt_mode == "chat"),
+                     carried ? std::move(carried) : std::shared_ptr<Policy>(make_policy(job.policy, policy_options(job))),
+                     nullptr});
   const EncodedPrompt& prompt = in_flight->prompt;
   const GenerationSettings settings =
-      generation_settings(job, *in_flight->policy, prompt.system_tokens, tokenizer.eos_ids());
+      generation_settings(job, *in_flight->policy, prompt.system_tokens, &tokenizer);
   check_cache_fits(job, *in_flight->policy, settings.budget, model, static_cast<int64_t>(prompt.ids.size()), sample.id);
   StopCheck stop = [&task, &tokenizer](int64_t, const std::vector<int64_t>& generated) {
     return task.should_stop(tokenizer.decode(generated));
@@ -256,6 +264,7 @@ void check_bounds(const JobConfig& job) {
 
 JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root) {
   const auto task = tasks::make_task(job.task);
+  parse_profile(job.profile);
   // A sweep's base may name a scorer for a grid of policies: only kvpop reads it, so the others drop it.
   if (!make_policy(job.policy)->reads_learned_scorer()) job.scorer.clear();
   make_policy(job.policy, policy_options(job));  // unknown names and knobs, bad scorers fail before a model loads
@@ -325,9 +334,12 @@ RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const
     outcome.summary = read_results(out).summary;
     return outcome;
   }
-  const auto task = tasks::make_task(job.task);
+  const auto task = tasks::make_task(job.task, task_protocol(parse_profile(job.profile)));
   const std::vector<tasks::Sample> samples = select_samples(task->load(job.data), job);
   if (samples.empty()) fail("{}: no samples selected", job.data);
+  if (const auto differences = differences_from_paper(job); !differences.empty() && options.progress)
+    spdlog::info("profile kvbench differs from the paper's code for this job in: {} (--profile reference reproduces "
+                 "it)", fmt::join(differences, "; "));
   Journal journal = Journal::open(journal_path(out), to_json(job), options.force);
   outcome.resumed = static_cast<int64_t>(journal.finished().size());
   {
@@ -335,24 +347,31 @@ RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const
     if (options.progress)
       progress.emplace(options.label.empty() ? job_label(job) : options.label, samples.size(), outcome.resumed);
     // Samples run `batch` at a time; each is journaled the moment it finishes, so a kill loses only
-    // the samples still decoding.
+    // the samples still decoding. A carrying policy runs the samples one at a time, in order, and on resume
+    // runs the finished ones again (unrecorded) to pass on exactly the state they passed on before.
+    std::shared_ptr<Policy> carried(make_policy(job.policy, policy_options(job)));
+    if (!carried->carries_across_samples()) carried.reset();
     auto next_sample = samples.begin();
     std::list<std::unique_ptr<SampleInFlight>> in_flight;
     auto next = [&]() -> SampleGeneration* {
-      while (next_sample != samples.end() && journal.finished().count(next_sample->id)) ++next_sample;
+      while (!carried && next_sample != samples.end() && journal.finished().count(next_sample->id)) ++next_sample;
       if (next_sample == samples.end()) return nullptr;
-      in_flight.push_back(start_sample(job, *task, *next_sample++, model, tokenizer));
+      const bool replay = journal.finished().count(next_sample->id) > 0;
+      in_flight.push_back(start_sample(job, *task, *next_sample++, model, tokenizer, carried));
+      in_flight.back()->replay = replay;
       return in_flight.back()->generation.get();
     };
     auto finished = [&](SampleGeneration* generation) {
       const auto it = std::find_if(in_flight.begin(), in_flight.end(),
                                    [&](const auto& s) { return s->generation.get() == generation; });
-      journal.append(finish_sample(job, *task, **it, tokenizer));
+      if (!(*it)->replay) {
+        journal.append(finish_sample(job, *task, **it, tokenizer));
+        if (progress) progress->advance();
+      }
       in_flight.erase(it);
-      if (progress) progress->advance();
     };
     try {
-      generate_continuously(model, options.batch, next, finished);
+      generate_continuously(model, carried ? 1 : options.batch, next, finished);
     } catch (const Error& e) {
       if (in_flight.size() == 1) fail("sample {}: {}", in_flight.front()->sample.id, e.what());
       throw;

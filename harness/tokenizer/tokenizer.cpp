@@ -82,6 +82,7 @@ struct Tokenizer::Impl {
   Decoder decoder;
   std::optional<std::int64_t> bos;
   std::vector<std::int64_t> eos;
+  std::optional<std::int64_t> eos_token;
   ChatTemplate chat_template;
 };
 
@@ -102,7 +103,8 @@ void Tokenizer::Impl::load_special_ids(const std::filesystem::path& dir) {
     const auto ids = token_id_list(generation, "bos_token_id");
     if (!ids.empty()) bos = ids.front();
   }
-  if (const auto id = lookup("eos_token")) eos.push_back(*id);
+  eos_token = lookup("eos_token");
+  if (eos_token) eos.push_back(*eos_token);
   for (const auto id : token_id_list(generation, "eos_token_id"))
     if (std::find(eos.begin(), eos.end(), id) == eos.end()) eos.push_back(id);
 
@@ -157,6 +159,7 @@ std::string Tokenizer::decode(const std::vector<std::int64_t>& ids, bool skip_sp
 
 std::optional<std::int64_t> Tokenizer::bos_id() const { return impl_->bos; }
 std::vector<std::int64_t> Tokenizer::eos_ids() const { return impl_->eos; }
+std::optional<std::int64_t> Tokenizer::eos_token_id() const { return impl_->eos_token; }
 std::optional<std::int64_t> Tokenizer::token_to_id(const std::string& token) const { return impl_->token_to_id(token); }
 std::int64_t Tokenizer::vocab_size() const { return std::max(impl_->model.max_id(), impl_->added.max_id()) + 1; }
 bool Tokenizer::has_chat_template() const { return impl_->chat_template.known(); }

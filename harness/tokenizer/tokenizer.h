@@ -35,6 +35,8 @@ class Tokenizer {
   std::optional<std::int64_t> bos_id() const;
   // tokenizer_config's eos_token together with generation_config's eos_token_id (int or list).
   std::vector<std::int64_t> eos_ids() const;
+  // tokenizer_config's eos_token alone: HF's tokenizer.eos_token_id (none when the config names none).
+  std::optional<std::int64_t> eos_token_id() const;
   std::optional<std::int64_t> token_to_id(const std::string& token) const;
   std::int64_t vocab_size() const;  // largest known id + 1
 

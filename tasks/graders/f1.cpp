@@ -48,7 +48,15 @@ locale_t unicode_ctype() {
   return locale;
 }
 
-char32_t lower(char32_t c) { return static_cast<char32_t>(towlower_l(static_cast<wint_t>(c), unicode_ctype())); }
+// Python's str.lower() of one character: the simple mapping, except U+0130 (İ), whose full lowercase is two
+// characters, "i" + U+0307. (The context-dependent final sigma is not reproduced: Σ is always σ here.)
+void append_lower(CodePoints& out, char32_t c) {
+  if (c == 0x130) {
+    out += U"i\u0307";
+    return;
+  }
+  out.push_back(static_cast<char32_t>(towlower_l(static_cast<wint_t>(c), unicode_ctype())));
+}
 
 // Python's string.punctuation: the 32 ASCII punctuation characters.
 bool is_ascii_punctuation(char32_t c) {
@@ -69,7 +77,7 @@ bool is_python_whitespace(char32_t c) {
 CodePoints lowercase_without_punctuation(std::string_view text) {
   CodePoints out;
   for (char32_t c : decode_utf8(text)) {
-    if (!is_ascii_punctuation(c)) out.push_back(lower(c));
+    if (!is_ascii_punctuation(c)) append_lower(out, c);
   }
   return out;
 }
@@ -139,17 +147,27 @@ std::vector<std::string_view> nonblank(std::vector<std::string_view> parts) {
   return parts;
 }
 
-// Mean over gold parts of the best F1 against any predicted part (0 without gold parts).
-double mean_best_part_f1(const std::vector<std::string_view>& predicted, const std::vector<std::string_view>& gold) {
+// `tokens` without those equal to one of `words` (Python's [t for t in tokens if t not in {...}]).
+Tokens without_tokens(Tokens tokens, const std::vector<std::string_view>& words) {
+  tokens.erase(std::remove_if(tokens.begin(), tokens.end(),
+                              [&](const std::string& t) { return std::find(words.begin(), words.end(), t) != words.end(); }),
+               tokens.end());
+  return tokens;
+}
+
+// Mean over gold parts of the best F1 against any predicted part (0 without gold parts), parts made tokens
+// by `tokens_of` (the official or the paper's LoCoMo normalisation) and compared by `f1`.
+double mean_best_part_f1(const std::vector<std::string_view>& predicted, const std::vector<std::string_view>& gold,
+                         Tokens (*tokens_of)(std::string_view), double (*f1)(const Tokens&, const Tokens&)) {
   if (gold.empty()) return 0.0;
   // Each part is normalised and stemmed once, not once per pair: a degenerate prediction has 10^5 parts.
   std::vector<Tokens> predicted_parts;
-  for (std::string_view part : predicted) predicted_parts.push_back(locomo_tokens(part));
+  for (std::string_view part : predicted) predicted_parts.push_back(tokens_of(part));
   double total = 0.0;
   for (std::string_view gold_part : gold) {
-    const Tokens gold_tokens = locomo_tokens(gold_part);
+    const Tokens gold_tokens = tokens_of(gold_part);
     double best = 0.0;
-    for (const Tokens& tokens : predicted_parts) best = std::max(best, token_f1(tokens, gold_tokens));
+    for (const Tokens& tokens : predicted_parts) best = std::max(best, f1(tokens, gold_tokens));
     total += best;
   }
   return total / static_cast<double>(gold.size());
@@ -210,12 +228,12 @@ double locomo_f1(std::string_view prediction, std::string_view gold) {
 }
 
 double locomo_multi_answer_f1(std::string_view prediction, std::string_view gold) {
-  return mean_best_part_f1(split_on_comma(prediction), split_on_comma(gold));
+  return mean_best_part_f1(split_on_comma(prediction), split_on_comma(gold), locomo_tokens, token_f1);
 }
 
 bool locomo_abstains(std::string_view prediction) {
-  CodePoints lowered = decode_utf8(prediction);
-  for (auto& c : lowered) c = lower(c);
+  CodePoints lowered;
+  for (char32_t c : decode_utf8(prediction)) append_lower(lowered, c);
   const std::string text = encode_utf8(lowered);
   return text.find("no information available") != std::string::npos || text.find("not mentioned") != std::string::npos;
 }
@@ -231,12 +249,29 @@ double locomo_score(int category, std::string_view prediction, std::string_view 
   }
 }
 
+double paper_token_f1(const Tokens& prediction, const Tokens& gold) {
+  return prediction.empty() && gold.empty() ? 1.0 : token_f1(prediction, gold);
+}
+
+Tokens locomo_paper_tokens(std::string_view text) {
+  Tokens tokens = without_tokens(split_on_whitespace(lowercase_without_punctuation(text)), {"a", "an", "the", "and"});
+  for (auto& token : tokens) token = encode_utf8(nltk_porter_stem(decode_utf8(token)));
+  return tokens;
+}
+
 double locomo_paper_score(int category, std::string_view prediction, std::string_view gold) {
+  const auto f1 = [](std::string_view p, std::string_view g) {
+    return paper_token_f1(locomo_paper_tokens(p), locomo_paper_tokens(g));
+  };
   switch (category) {
-    case 1: return mean_best_part_f1(nonblank(split_on_comma(prediction)), nonblank(split_on_comma(gold)));
+    case 1: {
+      auto predicted_parts = nonblank(split_on_comma(prediction));
+      if (predicted_parts.empty()) predicted_parts = {prediction};  // `... or [pred]`
+      return mean_best_part_f1(predicted_parts, nonblank(split_on_comma(gold)), locomo_paper_tokens, paper_token_f1);
+    }
     case 2:
     case 3:
-    case 4: return locomo_f1(prediction, gold);
+    case 4: return f1(prediction, gold);
     case 5: return locomo_abstains(prediction) ? 1.0 : 0.0;
     default: fail("LoCoMo grader: unknown category {} (expected 1-5)", category);
   }
@@ -248,14 +283,25 @@ Tokens qasper_paper_tokens(std::string_view text) {
     tokens.resize(1);
     return tokens;
   }
-  tokens.erase(std::remove_if(tokens.begin(), tokens.end(),
-                              [](const std::string& t) { return t == "a" || t == "an" || t == "the"; }),
-               tokens.end());
-  return tokens;
+  return without_tokens(std::move(tokens), {"a", "an", "the"});
 }
 
 double qasper_paper_f1(std::string_view prediction, std::string_view gold) {
-  return token_f1(qasper_paper_tokens(prediction), qasper_paper_tokens(gold));
+  return paper_token_f1(qasper_paper_tokens(prediction), qasper_paper_tokens(gold));
+}
+
+std::string python_strip(std::string_view text) {
+  std::size_t begin = text.size(), end = 0;  // byte range of the first to the last non-whitespace character
+  for (std::size_t i = 0; i < text.size();) {
+    const utf8::DecodedChar c = utf8::decode(text, i);
+    const std::size_t next = i + (c.length ? c.length : 1);
+    if (!c.length || !is_python_whitespace(c.code_point)) {  // an invalid byte is U+FFFD to Python: not space
+      begin = std::min(begin, i);
+      end = next;
+    }
+    i = next;
+  }
+  return begin < end ? std::string(text.substr(begin, end - begin)) : std::string();
 }
 
 }  // namespace kvbench::graders

@@ -53,14 +53,26 @@ bool locomo_abstains(std::string_view prediction);
 // 5 abstention (gold ignored). Throws kvbench::Error for any other category.
 double locomo_score(int category, std::string_view prediction, std::string_view gold);
 
-// --- The counter-causal paper's code (issue "Recipes true to the papers", item 9) ---
-// LoCoMo as the paper scores it: 1 the comma rule with blank parts dropped on both sides (a prediction
-// without commas is one part; no gold part scores 0); 2, 3, 4 locomo_f1 against the whole gold (no ';'
-// cut for 3); 5 abstention. Throws kvbench::Error for any other category.
+// --- The counter-causal paper's code (tasks.py; issue "Recipes true to the papers", item 9, issue 41) ---
+// Its F1 differs from the official ones in two conventions kept here: an empty prediction against an empty
+// gold scores 1.0 (not 0), and the dropped words are removed as whole whitespace tokens after punctuation
+// removal (not at regex word boundaries: "“the" stays a token, as Python's str.split() leaves it).
+// token_f1, except that two empty sides score 1.0 (_token_f1 and _locomo_token_f1).
+double paper_token_f1(const Tokens& prediction, const Tokens& gold);
+// _normalize_locomo: lowercase, ASCII punctuation removed, split on whitespace, the tokens a/an/the/and
+// dropped, each token stemmed with NLTK's Porter stemmer.
+Tokens locomo_paper_tokens(std::string_view text);
+// _score_locomo: 1 the comma rule with blank parts dropped on both sides (a prediction with no non-blank
+// part is one part, itself; no gold part scores 0); 2, 3, 4 F1 against the whole gold (no ';' cut for 3);
+// 5 abstention. Throws kvbench::Error for any other category.
 double locomo_paper_score(int category, std::string_view prediction, std::string_view gold);
-// Qasper as the paper scores it: lowercase, ASCII punctuation removed, split on whitespace; when the first
-// token is "unanswerable", "yes" or "no" it is the only token, else the tokens "a", "an", "the" are dropped.
+// _normalize_qasper: lowercase, ASCII punctuation removed, split on whitespace; when the first token is
+// "unanswerable", "yes" or "no" it is the only token, else the tokens "a", "an", "the" are dropped.
 Tokens qasper_paper_tokens(std::string_view text);
+// _token_f1 over _normalize_qasper.
 double qasper_paper_f1(std::string_view prediction, std::string_view gold);
+
+// Python's str.strip(): `text` without leading and trailing Unicode whitespace (the set str.split() uses).
+std::string python_strip(std::string_view text);
 
 }  // namespace kvbench::graders

@@ -57,9 +57,14 @@ TEST_CASE("refresh invariants hold over random budgets, prompts and policies", "
     if (rule.recent > b.J || rule.sinks + rule.recent > b.J) continue;  // rejected by validate (tested below)
     const GenerationResult result = generate(model, *policy, t.prompt, t.settings);
     const int64_t P = t.prompt.size();
-    // Attention never sees more than frozen + J + h entries (prefill_end: the whole prompt once).
-    const int64_t bound = b.frozen + b.J + b.h;
-    CHECK(result.peak_cache_size <= (b.mode == CacheBudget::Mode::Chunked ? bound : std::max(bound, P)));
+    // Attention never sees more than frozen + J + h entries. prefill_end: the whole prompt once, then at most
+    // frozen + J entries grow by one a decode step, never refreshed again (as the paper's code runs it).
+    const int64_t fed = static_cast<int64_t>(result.rollouts[0].generated.size()) - 1;
+    const int64_t bound = b.mode == CacheBudget::Mode::Chunked
+                              ? b.frozen + b.J + b.h
+                              : std::max(P, std::min(P, b.frozen + b.J) + fed);
+    CHECK(result.peak_cache_size <= bound);
+    if (b.mode == CacheBudget::Mode::PrefillEnd) CHECK(result.refreshes.size() <= 1);
     for (const auto& r : result.refreshes) check_refresh_rows(r, b, rule);
     // Same settings and seed ⇒ the same tokens and the same kept positions.
     auto again = make_policy(t.policy, {static_cast<uint64_t>(trial)});

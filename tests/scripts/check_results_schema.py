@@ -19,7 +19,7 @@ ROOT_STRINGS = ["kvbench_version", "git_commit", "config", "torch_version", "dev
                 "start_time", "end_time"]
 CONFIG_FIELDS = ["model", "task", "data", "prompt_mode", "policy", "J", "h", "recent", "frozen", "min_gap", "sinks",
                  "mode", "policy_seed", "scorer", "smooth", "keep_span", "max_new", "temperature", "top_p", "rollouts", "seed", "limit", "samples",
-                 "device", "dtype", "shadow"]
+                 "device", "dtype", "shadow", "profile"]
 SUMMARY = {"samples": "i", "rows": "i", "score": "f", "score_ci_low": "f", "score_ci_high": "f",
            "pred_none_rate": "f", "mean_generated_length": "f"}
 ROWS = {"sample_id": "str", "rollout": "i", "seed": "i", "prompt_length": "i", "generated_ids": "vlen",

@@ -155,3 +155,15 @@ TEST_CASE("qasper_paper_tokens: a leading yes/no/unanswerable is the whole answe
   CHECK(qasper_paper_f1("The span one", "span one span two") == Approx(2.0 * 2 / (2 + 4)));
   CHECK(qasper_paper_f1("", "unanswerable") == 0.0);
 }
+
+TEST_CASE("The paper's F1: empty against empty is 1, words dropped as whole tokens", "[f1][locomo][qasper]") {
+  CHECK(qasper_paper_f1("", "") == 1.0);
+  CHECK(qasper_paper_f1("The", "a") == 1.0);  // both normalise to nothing
+  CHECK(locomo_paper_score(2, "", "") == 1.0);
+  CHECK(locomo_paper_score(1, " , ", "the, x") == 0.5);  // no prediction part: the prediction itself is one
+  // After ASCII punctuation removal "“the" is a token of its own, not the article (regex \b would drop it).
+  CHECK(locomo_paper_tokens("\u201cthe dog") == Tokens{"\u201cthe", "dog"});
+  CHECK(locomo_tokens("\u201cthe dog") == Tokens{"\u201c", "dog"});
+  CHECK(qasper_paper_tokens("\u201cthe dog") == Tokens{"\u201cthe", "dog"});
+  CHECK(python_strip("\u00a0 x y\u3000\n") == "x y");
+}

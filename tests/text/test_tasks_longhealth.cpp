@@ -22,14 +22,16 @@ std::string one_patient(const std::string& question) {
 TEST_CASE("LongHealth fixture: ids, gold letters from the `correct` text", "[tasks][longhealth]") {
   auto task = make_task("longhealth");
   const auto samples = task->load(fixture());
-  REQUIRE(samples.size() == 3);
+  REQUIRE(samples.size() == 5);
   CHECK(samples[0].id == "patient_01/q1");
   CHECK(samples[0].record["answer"] == "B");  // "Alphamab" is answer_b
   CHECK(samples[1].id == "patient_01/q2");
-  CHECK(samples[1].record["answer"] == "E");  // "9.8 g/dL " matches answer_e up to whitespace
+  CHECK(samples[1].record["answer"].is_null());  // "9.8 g/dL " equals no option exactly (tasks.py: None)
   CHECK(samples[2].id == "patient_02/q1");
   CHECK(samples[2].record["answer"] == "C");
   CHECK(samples[2].record["patient"] == "patient_02");
+  CHECK(samples[3].record["answer"] == "C");  // " Alpha" and "Alpha " equal "Alpha" only once trimmed
+  CHECK(samples[4].record["answer"] == "B");  // answer_b and answer_d both equal it: the first counts
   CHECK(task->defaults().max_new_tokens == 16);
   CHECK(task->defaults().temperature == 0.0);
 }
@@ -52,9 +54,15 @@ TEST_CASE("LongHealth raw prompt is the reference string", "[tasks][longhealth]"
   CHECK(prompt.raw == expected);
   CHECK(prompt.system_text == instruction);
   CHECK(prompt.messages[0].content == instruction);
-  // text_10 follows text_9 (numeric order, not key order).
+  // Protocol::Reference: LONGHEALTH_SYSTEM as evaluate.py's --auto_frozen counts it, its "\n\n" included.
+  CHECK(make_task("longhealth", kvbench::tasks::Protocol::Reference)->prompt(samples[0]).system_text ==
+        instruction + "\n\n");
+  // text_10 follows text_9 (the file's order; a key sort would put it after text_1).
   const std::string raw = task->prompt(samples[2]).raw;
   CHECK_THAT(raw, Catch::Contains("Note 8.\n\nNote 9.\n\nNote 10: the patient moved to a rehabilitation clinic.\n\nQuestion:"));
+  // The file's order, not the numbers': patient_03 stores text_1, text_10, text_0, text_2.
+  CHECK_THAT(task->prompt(samples[3]).raw, Catch::Contains("Records:\nSecond note, stored first.\n\nTenth note, stored "
+                                                           "second.\n\nFirst note, stored third.\n\nThird note, stored last."));
 }
 
 TEST_CASE("LongHealth grading: first A-E letter", "[tasks][longhealth]") {
@@ -66,6 +74,9 @@ TEST_CASE("LongHealth grading: first A-E letter", "[tasks][longhealth]") {
   auto none = task->grade(samples[0], "not sure");
   CHECK_FALSE(none.pred.has_value());
   CHECK(none.score == 0.0);
+  // No gold letter: tasks.py's pred == gold makes None == None correct, and any letter wrong.
+  CHECK(task->grade(samples[1], "not sure").score == 1.0);
+  CHECK(task->grade(samples[1], "E").score == 0.0);
 }
 
 TEST_CASE("LongHealth bad input names the file, patient and question", "[tasks][longhealth]") {
@@ -76,7 +87,7 @@ TEST_CASE("LongHealth bad input names the file, patient and question", "[tasks][
                                               Catch::Contains("missing field \"answer_a\""));
   auto unmatched = write_temp("kvbench_lh_unmatched.json",
                               one_patient(R"({"No": 1, "question": "q", "correct": "zzz", )" + options + "}"));
-  CHECK_THROWS_WITH(task->load(unmatched), Catch::Contains("patient_01 question 1") && Catch::Contains("matches none"));
+  CHECK(task->load(unmatched).at(0).record["answer"].is_null());  // tasks.py's None, not an error
   auto truncated = write_temp("kvbench_lh_truncated.json", R"({"patient_01": {"texts": {"text_0": "T"}, "quest)");
   CHECK_THROWS_WITH(task->load(truncated), Catch::Contains(truncated.string()) && Catch::Contains("malformed JSON"));
   auto no_texts = write_temp("kvbench_lh_notexts.json", R"({"patient_07": {"questions": []}})");

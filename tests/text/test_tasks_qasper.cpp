@@ -251,15 +251,15 @@ TEST_CASE("qasper-paper: dev split, the paper's prompt byte for byte and its ref
   CHECK(task->default_dataset() == "qasper/qasper-dev-v0.3.json");
   const auto samples = paper_samples();
   REQUIRE(samples.size() == 3);
-  CHECK(samples[0].id == "q-empty");  // papers in id order
-  CHECK(task->prompt(samples[0]).raw ==
+  CHECK(samples[2].id == "q-empty");  // papers in the file's order (tasks.py iterates the dict)
+  CHECK(task->prompt(samples[2]).raw ==
         std::string(kPaperInstruction) + "Title: Empty\n\nAbstract:\nA.\n\nQuestion: Why?\n\nAnswer:");
-  const Prompt kinds = task->prompt(samples[1]);
+  const Prompt kinds = task->prompt(samples[0]);
   CHECK(kinds.raw == std::string(kPaperInstruction) +
                          "Title: Counting sheep\n\nAbstract:\nWe count sheep.\n\nIntroduction:\nP1\nP2\n\nUnheaded.\n\n"
                          "Null-named.\n\n\nQuestion: How many sheep? \n\nAnswer:");
   CHECK(kinds.system_text + "\n\n" == kPaperInstruction);
-  CHECK(samples[1].record.at("references") == kvbench::json::parse(R"([{"answer": "unanswerable", "type": "none"},
+  CHECK(samples[0].record.at("references") == kvbench::json::parse(R"([{"answer": "unanswerable", "type": "none"},
       {"answer": "span one span two", "type": "extractive"}, {"answer": "no", "type": "boolean"},
       {"answer": "Free form.", "type": "abstractive"}, {"answer": "unanswerable", "type": "none"}])"));
   CHECK(task->defaults().max_new_tokens == 128);
@@ -270,18 +270,18 @@ TEST_CASE("qasper-paper grade: max over references on the whole stripped generat
   const auto samples = paper_samples();
   REQUIRE(samples.size() == 3);
   // "Yes, because ..." is just "yes"; several lines are one generation.
-  Grade grade = task->grade(samples[2], "Yes, because the paper says so.\nMore text.");
+  Grade grade = task->grade(samples[1], "Yes, because the paper says so.\nMore text.");
   CHECK(grade.score == 1.0);
   CHECK(*grade.pred == "Yes, because the paper says so.\nMore text.");
-  CHECK(task->grade(samples[2], "It is, yes.").score == Approx(2.0 * 1 / (3 + 1)));
+  CHECK(task->grade(samples[1], "It is, yes.").score == Approx(2.0 * 1 / (3 + 1)));
   // Abstention matches the unanswerable references; "No." matches the yes_no one.
-  grade = task->grade(samples[1], " Unanswerable.\n");
+  grade = task->grade(samples[0], " Unanswerable.\n");
   CHECK(grade.score == 1.0);
   CHECK(grade.details.at("best_type") == "none");
-  CHECK(task->grade(samples[1], "No.").details.at("best_type") == "boolean");
+  CHECK(task->grade(samples[0], "No.").details.at("best_type") == "boolean");
   // Spans joined by a space, articles dropped, numbers as tokens: {span, one} against {span, one, span, two}.
-  grade = task->grade(samples[0], "The span one");
+  grade = task->grade(samples[2], "The span one");
   CHECK(grade.score == Approx(2.0 * 2 / (2 + 4)));
-  CHECK(task->grade(samples[0], "").pred == std::nullopt);
-  CHECK(task->grade(samples[1], "3,044 sheep").score == 0.0);
+  CHECK(task->grade(samples[2], "").pred == std::nullopt);
+  CHECK(task->grade(samples[0], "3,044 sheep").score == 0.0);
 }
