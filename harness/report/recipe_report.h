@@ -2,6 +2,9 @@
 // value with its 95% bootstrap CI, and whether the published number lies inside that CI (a published bound
 // "< x": whether the measured mean is below it). A cell whose jobs have no results file says "missing"
 // (never 0); one with only some says how many it has; a reference row shows only the published values.
+// relative_score: the cell's mean score over its reference cell's (relative_to), with the percentile bootstrap
+// CI of that ratio (units resampled in pairs when both cells have the same problems and seeds); "missing" when
+// either cell has no results files, no ratio when the reference scores 0.
 #pragma once
 #include <vector>
 

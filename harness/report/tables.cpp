@@ -155,7 +155,9 @@ std::map<std::pair<int64_t, std::string>, double> defined_unit_values(
   std::map<std::pair<int64_t, std::string>, std::vector<double>> values;
   for (const JobResults* job : group)
     for (const auto& row : job->results.rows)
-      if (const std::optional<double> v = value(row)) values[{job->seed, row.sample_id}].push_back(*v);
+      // The task in the key: a cell pooling benchmarks must not merge their problems of the same id
+      // (HMMT Feb's and Nov's "1").
+      if (const std::optional<double> v = value(row)) values[{job->seed, job->task + "/" + row.sample_id}].push_back(*v);
   std::map<std::pair<int64_t, std::string>, double> units;
   for (const auto& [key, of_unit] : values) units[key] = mean(of_unit);
   return units;

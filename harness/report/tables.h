@@ -29,7 +29,7 @@ JobResults load_job_results(const std::filesystem::path& file);
 // so jobs that differ only by allocator never share a cell.
 std::string policy_label(const json& config);
 
-// Per (seed, sample), the mean of `value` over its rollouts: the units bootstrap CIs resample.
+// Per (seed, task/sample), the mean of `value` over its rollouts: the units bootstrap CIs resample.
 std::map<std::pair<int64_t, std::string>, double> unit_values(const std::vector<const JobResults*>& group,
                                                               const std::function<double(const ResultRow&)>& value);
 // The same where some rows have no value (std::nullopt): the mean over the rollouts that have one; a unit

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <set>
 
 #include "common/error.h"
@@ -14,7 +15,8 @@ namespace kvbench {
 
 namespace {
 
-const std::set<std::string> kMetrics = {"score", "pred_none", "refresh_ms", "seconds_per_sample", "peak_memory_gb"};
+const std::set<std::string> kMetrics = {"score",          "pred_none",      "pred_none_think", "score_after_think",
+                                        "relative_score", "refresh_ms",     "seconds_per_sample", "peak_memory_gb"};
 
 // The fields that make up a results file's name (job_label): overriding them would merge jobs.
 const std::set<std::string> kLabelFields = {"model", "task", "policy", "J", "h", "seed", "rollouts"};
@@ -76,12 +78,32 @@ const RecipeCell* find_cell(const std::vector<RecipeCell>& cells, const std::str
   return nullptr;
 }
 
+// The fields a cell's filters can name (match_fields): every job field, "model" and "tag".
+std::set<std::string> filter_fields() {
+  std::set<std::string> names = {"allocator", "pyramid_ratio", "tag"};  // job fields to_json omits by default
+  const json fields = to_json(JobConfig{});  // named: items() of a temporary would dangle
+  for (const auto& [name, value] : fields.items()) names.insert(name);
+  return names;
+}
+
 RecipeTable parse_table(const json& value, const std::string& where) {
-  require_known(value, {"title", "metric", "scale", "digits", "where", "rows", "columns", "published", "note"}, where);
+  require_known(value,
+                {"title", "metric", "relative_to", "scale", "digits", "where", "rows", "columns", "published", "note"},
+                where);
   RecipeTable t;
   t.title = text_field(value, "title", where);
   t.metric = value.value("metric", t.metric);
   if (!kMetrics.count(t.metric)) fail("{}: field \"metric\" must be one of {} (got \"{}\")", where, fmt::join(kMetrics, ", "), t.metric);
+  if (t.metric != "relative_score" && value.contains("relative_to"))
+    fail("{}: field \"relative_to\" is for metric relative_score only (the metric is {})", where, t.metric);
+  if (t.metric == "relative_score") {
+    t.relative_to = value.value("relative_to", json());
+    if (!t.relative_to.is_object() || t.relative_to.empty())
+      fail("{}: metric relative_score needs field \"relative_to\": the job fields that turn a cell's filter into its "
+           "reference's, e.g. {{\"policy\": \"full\"}}",
+           where);
+    require_known(t.relative_to, filter_fields(), where + ": relative_to");
+  }
   t.scale = value.value("scale", t.scale);
   t.digits = value.value("digits", t.digits);
   t.where = value.value("where", json::object());
@@ -107,12 +129,11 @@ void check_published_cells(const Recipe& recipe, const RecipeTable& table, const
   for (const auto& [key, published] : table.published) {
     const RecipeCell *row = find_cell(table.rows, key.first), *column = find_cell(table.columns, key.second);
     if (!published.value || !row->reference.empty()) continue;
-    bool found = false;
-    for (const auto& job : recipe.jobs) {
-      const json fields = match_fields(job);
-      found = found || (matches(table.where, fields) && matches(row->where, fields) && matches(column->where, fields));
-    }
-    if (!found) fail("{}: no job of the recipe matches the published cell \"{}\" / \"{}\"", where, key.first, key.second);
+    if (cell_jobs(recipe, table, *row, *column).empty())
+      fail("{}: no job of the recipe matches the published cell \"{}\" / \"{}\"", where, key.first, key.second);
+    if (table.metric == "relative_score" && cell_jobs(recipe, table, *row, *column, true).empty())
+      fail("{}: relative_to: no job of the recipe is the reference of the published cell \"{}\" / \"{}\"", where,
+           key.first, key.second);
   }
 }
 
@@ -203,6 +224,25 @@ bool matches(const json& where, const json& fields) {
   for (const auto& [key, value] : where.items())
     if (!fields.contains(key) || fields[key] != value) return false;
   return true;
+}
+
+std::vector<size_t> cell_jobs(const Recipe& recipe, const RecipeTable& table, const RecipeCell& row,
+                              const RecipeCell& column, bool reference_cell) {
+  std::vector<json> filters = {table.where, row.where, column.where};
+  if (reference_cell) {  // merged so that relative_to replaces what the row or column says of a field
+    json merged = json::object();
+    for (const json& filter : filters) merged.update(filter);
+    merged.update(table.relative_to);
+    filters = {merged};
+  }
+  std::vector<size_t> found;
+  // A reference row has no jobs (its empty "where" would otherwise match them all).
+  for (size_t i = 0; i < recipe.jobs.size() && row.reference.empty(); ++i) {
+    const json fields = match_fields(recipe.jobs[i]);
+    if (std::all_of(filters.begin(), filters.end(), [&](const json& filter) { return matches(filter, fields); }))
+      found.push_back(i);
+  }
+  return found;
 }
 
 std::string resolve_model_path(const std::string& model, const ModelPaths& paths) {

@@ -7,8 +7,7 @@
 //     "datasets": ["math500"],                     (task names whose data the jobs read)
 //     "choices": ["what the paper leaves open and what this recipe chose", ...],
 //     "tables": [{
-//       "title": "...", "metric": "score",         (score, pred_none, refresh_ms, seconds_per_sample,
-//                                                   peak_memory_gb)
+//       "title": "...", "metric": "score",         (below)
 //       "scale": 100, "digits": 1,                 (measured × scale is in the paper's unit; shown digits)
 //       "where": {"J": 512},                       (job fields every cell's jobs share)
 //       "rows":    [{"name": "H2O", "where": {"policy": "h2o"}}, ...,
@@ -19,6 +18,15 @@
 //     }]
 //   },
 //   "parts": [{"tag": "mlp", "scorer": "{model}/kvpop-mlp.safetensors", "base": {...}, "grid": {...}}]
+//
+// Metrics: score, pred_none (no answer extractable anywhere in the output), refresh_ms, seconds_per_sample,
+// peak_memory_gb; and for thinking models, as the counter-causal paper reads them (the answer only after
+// </think>): pred_none_think (1 when the output has no </think>: thinking not closed within the budget) and
+// score_after_think (the task's grade of the text after the last </think>; 0 without one);
+// relative_score: the cell's mean score over that of its reference cell, the jobs matching the same
+// filters with the table's "relative_to" fields put over them (required with relative_score only):
+//       "metric": "relative_score", "relative_to": {"policy": "full", "J": 4096, "tag": ""},
+// (the same model's uncompressed teacher); its CI bootstraps the ratio (see report/recipe_report.h).
 //
 // "parts" (instead of "grid") unions several grids: each part's base extends the recipe's base, and a
 // non-empty tag names its jobs ("<label>__<tag>") and is matchable as the field "tag". A part's
@@ -53,6 +61,7 @@ struct RecipeTable {
   double scale = 1.0;
   int digits = 3;
   json where = json::object();
+  json relative_to = json::object();  // relative_score: the fields that turn a cell's filter into its reference's
   std::vector<RecipeCell> rows, columns;
   std::map<std::pair<std::string, std::string>, PublishedValue> published;  // (row, column)
 };
@@ -86,6 +95,10 @@ Recipe load_recipe(const std::filesystem::path& file, const RecipeOptions& optio
 // The fields a table's "where" matches: the job's fields, "model" as the HF id, and "tag".
 json match_fields(const RecipeJob& job);
 bool matches(const json& where, const json& fields);
+// The jobs of a cell (indices into recipe.jobs; none for a reference row); with `reference_cell`, those of
+// the cell's relative_score reference: its filters merged, the table's relative_to over them.
+std::vector<size_t> cell_jobs(const Recipe& recipe, const RecipeTable& table, const RecipeCell& row,
+                              const RecipeCell& column, bool reference_cell = false);
 
 // Where models live on this machine: `--set model.ID=PATH` first, else DIR/<name> for ID = org/name
 // when `--models-dir DIR` is given, else the model field as written.
