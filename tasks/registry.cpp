@@ -72,6 +72,12 @@ Grade grade_total(const Task& task, const Sample& sample, std::string_view outpu
   }
 }
 
+std::vector<std::string> reference_protocol_task_names() {
+#define KVBENCH_PROTOCOL_TASK_NAME(name, id) name,
+  return {KVBENCH_PROTOCOL_TASKS(KVBENCH_PROTOCOL_TASK_NAME)};
+#undef KVBENCH_PROTOCOL_TASK_NAME
+}
+
 std::vector<std::string> task_names() {
   std::vector<std::string> names;
   for (const auto& [name, factory] : factories()) names.push_back(name);

@@ -81,5 +81,7 @@ enum class Protocol { Kvbench, Reference };
 // Throws kvbench::Error for unknown names.
 std::unique_ptr<Task> make_task(const std::string& name, Protocol protocol = Protocol::Kvbench);
 std::vector<std::string> task_names();
+// The tasks the paper's code runs, whose Protocol::Reference differs from their kvbench protocol.
+std::vector<std::string> reference_protocol_task_names();
 
 }  // namespace kvbench::tasks

@@ -213,7 +213,8 @@ bool SampleGeneration::observe_step(const ForwardResult& step) {
                           rollouts_->active());
   observe(step);
   rollouts_->choose(step.logits);  // from the logits computed before this step's refresh
-  if (settings_.reference.predicted_ids) cache_.relabel_newest(rollouts_->last_tokens(cache_.positions().device()).squeeze(1));
+  if (settings_.reference.predicted_ids)
+    cache_.relabel_newest(rollouts_->last_tokens(cache_.positions().device()).squeeze(1));
   // prefill_end refreshes once, after the prompt (kvpress's one-shot compression, and the paper's code).
   return policy_.evicts() && settings_.budget.mode == CacheBudget::Mode::Chunked &&
          processed() % settings_.budget.h == 0;

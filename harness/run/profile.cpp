@@ -59,7 +59,7 @@ const std::vector<ProfileBehaviour>& profile_behaviours() {
 }
 
 std::vector<std::string> differences_from_paper(const JobConfig& job) {
-  static const std::vector<std::string> paper_tasks = {"math500", "longhealth", "qasper-paper", "locomo-paper"};
+  static const std::vector<std::string> paper_tasks = tasks::reference_protocol_task_names();
   std::vector<std::string> differences;
   if (parse_profile(job.profile) != Profile::Kvbench) return differences;
   if (std::find(paper_tasks.begin(), paper_tasks.end(), job.task) == paper_tasks.end()) return differences;

@@ -264,7 +264,6 @@ void check_bounds(const JobConfig& job) {
 
 JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root) {
   const auto task = tasks::make_task(job.task);
-  parse_profile(job.profile);
   // A sweep's base may name a scorer for a grid of policies: only kvpop reads it, so the others drop it.
   if (!make_policy(job.policy)->reads_learned_scorer()) job.scorer.clear();
   make_policy(job.policy, policy_options(job));  // unknown names and knobs, bad scorers fail before a model loads
@@ -342,15 +341,17 @@ RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const
                  "it)", fmt::join(differences, "; "));
   Journal journal = Journal::open(journal_path(out), to_json(job), options.force);
   outcome.resumed = static_cast<int64_t>(journal.finished().size());
+  // A carrying policy runs the samples one at a time, in order, and on resume runs the finished ones again
+  // (unrecorded) to pass on exactly the state they passed on before.
+  std::shared_ptr<Policy> carried(make_policy(job.policy, policy_options(job)));
+  if (!carried->carries_across_samples()) carried.reset();
+  const int64_t batch = carried ? 1 : options.batch;
   {
     std::optional<Progress> progress;
     if (options.progress)
       progress.emplace(options.label.empty() ? job_label(job) : options.label, samples.size(), outcome.resumed);
     // Samples run `batch` at a time; each is journaled the moment it finishes, so a kill loses only
-    // the samples still decoding. A carrying policy runs the samples one at a time, in order, and on resume
-    // runs the finished ones again (unrecorded) to pass on exactly the state they passed on before.
-    std::shared_ptr<Policy> carried(make_policy(job.policy, policy_options(job)));
-    if (!carried->carries_across_samples()) carried.reset();
+    // the samples still decoding.
     auto next_sample = samples.begin();
     std::list<std::unique_ptr<SampleInFlight>> in_flight;
     auto next = [&]() -> SampleGeneration* {
@@ -371,7 +372,7 @@ RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const
       in_flight.erase(it);
     };
     try {
-      generate_continuously(model, carried ? 1 : options.batch, next, finished);
+      generate_continuously(model, batch, next, finished);
     } catch (const Error& e) {
       if (in_flight.size() == 1) fail("sample {}: {}", in_flight.front()->sample.id, e.what());
       throw;
@@ -381,7 +382,7 @@ RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const
   Results results = assemble(samples, journal);
   results.info = {KVBENCH_VERSION, git_commit(), to_json(job).dump(), TORCH_VERSION,
                   job.device,      job.dtype,          host_name(),         journal.start_time(),
-                  utc_timestamp(), options.batch,      at::get_num_threads()};
+                  utc_timestamp(), batch,              at::get_num_threads()};
   write_atomically(out, results);
   journal.remove();
   outcome.summary = results.summary;
