@@ -143,4 +143,9 @@ struct PolicyOptions {
 std::unique_ptr<Policy> make_policy(const std::string& spec, const PolicyOptions& options = {});
 std::vector<std::string> policy_names();
 
+// A policy added while the program runs (the Python module's kvbench.register_policy), usable by name like a
+// built-in one; registering a name again replaces the earlier factory. Throws for a built-in name.
+using PolicyFactory = std::function<std::unique_ptr<Policy>(const PolicyOptions&)>;
+void register_policy(const std::string& name, PolicyFactory factory);
+
 }  // namespace kvbench

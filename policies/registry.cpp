@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 
 #include "common/error.h"
 #include "policies/policy.h"
@@ -36,15 +37,28 @@ KVBENCH_POLICIES(KVBENCH_DECLARE_POLICY)
 #undef KVBENCH_DECLARE_POLICY
 
 namespace {
-using Factory = std::function<std::unique_ptr<Policy>(const PolicyOptions&)>;
-
-const std::map<std::string, Factory>& factories() {
+// The built-in policies, then those a program registers while it runs (the Python module's).
+std::map<std::string, PolicyFactory>& factories() {
 #define KVBENCH_POLICY_ENTRY(name, id) {name, make_##id##_policy},
-  static const std::map<std::string, Factory> table = {KVBENCH_POLICIES(KVBENCH_POLICY_ENTRY)};
+  static std::map<std::string, PolicyFactory> table = {KVBENCH_POLICIES(KVBENCH_POLICY_ENTRY)};
 #undef KVBENCH_POLICY_ENTRY
   return table;
 }
+
+bool builtin_policy(const std::string& name) {
+#define KVBENCH_POLICY_NAME(policy_name, id) policy_name,
+  static const std::set<std::string> names = {KVBENCH_POLICIES(KVBENCH_POLICY_NAME)};
+#undef KVBENCH_POLICY_NAME
+  return names.count(name) > 0;
+}
 }  // namespace
+
+void register_policy(const std::string& name, PolicyFactory factory) {
+  if (name.empty() || name.find_first_of(":,=") != std::string::npos)
+    fail("cannot register a policy named \"{}\": a name has no ':', ',' or '='", name);
+  if (builtin_policy(name)) fail("cannot register a policy named \"{}\": a built-in policy has that name", name);
+  factories()[name] = std::move(factory);
+}
 
 std::unique_ptr<Policy> make_policy(const std::string& spec, const PolicyOptions& options) {
   const Spec parsed = parse_spec(spec, "policy");

@@ -12,7 +12,7 @@ import sys
 from collections import defaultdict
 
 LAYERS = ["common", "tokenizer", "tasks", "model", "cache", "policies", "engine", "train", "io", "run", "report",
-          "cli"]
+          "api", "bench", "cli"]
 INCLUDE = re.compile(r'#include "([a-z_]+)/[^"]+"(.*)')
 
 

@@ -2,7 +2,9 @@
 # Configure, build and run the whole test suite (CTest) against both torches kvbench supports:
 #   build/          Debian's libtorch 1.13 (CPU)
 #   build-torch2/   PyTorch 2.x's libtorch from .venv (scripts/setup.sh), with the CUDA path compiled and
-#                   linked when nvcc is installed (no GPU is needed to build it; its tests run on the CPU)
+#                   linked when nvcc is installed (no GPU is needed to build it; its tests run on the CPU),
+#                   and the Python module: `import kvbench` from .venv once this has built it (its pytest
+#                   tests run in that build's CTest)
 # plus the libFuzzer targets (build/fuzz) when clang++ is installed; each fuzz target runs a few seconds.
 #   bash scripts/test.sh                     both builds, every test; extra arguments go to ctest (-R tokenizer)
 #   bash scripts/test.sh --torch debian      only build/ (or --torch pytorch: only build-torch2/)
@@ -52,6 +54,9 @@ for torch in "${torches[@]}"; do
   elif [[ "$torch" == pytorch ]]; then
     build=build-torch2
     configure_and_build . "$build" -DCMAKE_BUILD_TYPE=Release -DKVBENCH_TORCH_PREFIX="$(torch_prefix)"
+    # `import kvbench` in .venv: the package this build lays out in build-torch2/python (python/CMakeLists.txt).
+    .venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' |
+      { read -r site; echo "$PWD/$build/python" > "$site/kvbench.pth"; }
   else
     echo "unknown --torch $torch (expected debian or pytorch)" >&2; exit 2
   fi

@@ -7,11 +7,8 @@
 #include "cli/commands.h"
 #include "common/error.h"
 #include "io/hdf5.h"
-#include "report/attention_loss.h"
-#include "report/fidelity.h"
-#include "report/overlap.h"
+#include "api/kvbench.h"
 #include "report/recipe_report.h"
-#include "report/tables.h"
 #include "run/runner.h"
 
 namespace kvbench::cli {
@@ -25,22 +22,6 @@ struct ReportOptions {
   int64_t J = 0;
 };
 
-std::vector<Table> build_tables(const std::string& name, const std::vector<JobResults>& jobs) {
-  if (name == "overview") return {overview_table(jobs)};
-  if (name == "policies") return policy_model_tables(jobs);
-  if (name == "aime") return {aime_table(jobs)};
-  if (name == "accuracy-vs-j") return accuracy_vs_j_tables(jobs);
-  if (name == "key-retention") return key_retention_tables(jobs);
-  if (name == "by-retention") return retention_split_tables(jobs);
-  if (name == "latency") return {latency_table(jobs)};
-  if (name == "paired") return {paired_table(jobs)};
-  if (name == "overlap") return overlap_tables(jobs);
-  if (name == "overlap-refreshes") return overlap_refresh_tables(jobs);
-  if (name == "fidelity") return fidelity_tables(jobs);
-  if (name == "attention-loss") return attention_loss_tables(jobs);
-  fail("unknown table \"{}\"", name);
-}
-
 // The recipe's tables, paper beside measured; the recipe's documented choices under them.
 std::string recipe_report(const ReportOptions& o, const std::vector<JobResults>& jobs) {
   const Recipe recipe = load_recipe(o.recipe, {{}, default_data_root(), "scorers"});
@@ -52,9 +33,9 @@ std::string recipe_report(const ReportOptions& o, const std::vector<JobResults>&
 }
 
 void report_command(const ReportOptions& o) {
-  std::vector<JobResults> jobs;
-  for (const auto& file : o.files) jobs.push_back(load_job_results(file));
   if (!o.recipe.empty()) {
+    std::vector<JobResults> jobs;
+    for (const auto& file : o.files) jobs.push_back(load_job_results(file));
     std::cout << recipe_report(o, jobs);
     return;
   }
@@ -62,10 +43,9 @@ void report_command(const ReportOptions& o) {
   if (o.J > 0) filter.J = o.J;
   filter.h = o.h;
   filter.policies = o.policies;
-  jobs = filter_jobs(jobs, filter);
+  const std::vector<std::filesystem::path> files(o.files.begin(), o.files.end());
   std::string out;
-  for (const auto& name : o.tables)
-    for (const auto& table : build_tables(name, jobs)) out += render(table, o.format) + "\n";
+  for (const auto& table : api::report_tables(files, o.tables, filter)) out += render(table, o.format) + "\n";
   std::cout << out;
 }
 

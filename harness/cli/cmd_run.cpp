@@ -9,7 +9,7 @@
 #include "cli/job_support.h"
 #include "cli/options.h"
 #include "common/error.h"
-#include "run/runner.h"
+#include "api/kvbench.h"
 
 namespace kvbench::cli {
 
@@ -53,35 +53,18 @@ JobConfig job_of(const RunCliOptions& o) {
 }
 
 void run_command(const RunCliOptions& o) {
-  const JobConfig job = job_of(o);
-  const std::filesystem::path out = o.out.empty() ? "results/" + job_label(job) + ".h5" : o.out;
-  if (check_output(out, job, o.force) == OutputState::Complete && !o.force) {
-    fmt::print(stderr, "{} is complete for this job; nothing to do (pass --force to rerun)\n", out.string());
-    std::cout << summary_line(out.string(), read_results(out).summary) << "\n";
+  const api::JobRun done = api::run(job_of(o), {o.out, o.force, !o.quiet, "", o.batch});
+  if (done.outcome.already_complete)
+    fmt::print(stderr, "{} is complete for this job; nothing to do (pass --force to rerun)\n", done.out.string());
+  if (done.outcome.held) {
+    fmt::print(stderr, "{}: another kvbench process is running this job; skipped\n", done.out.string());
     return;
   }
-  const LoadedModel loaded = load_job_model(job);
-  const RunOutcome outcome = run_job(job, out, loaded.model, loaded.tokenizer,
-                                     {o.force, !o.quiet, job_label(job), batch_size(o.batch, loaded.model)});
-  if (outcome.held) {
-    fmt::print(stderr, "{}: another kvbench process is running this job; skipped\n", out.string());
-    return;
-  }
-  if (outcome.resumed > 0) fmt::print(stderr, "resumed: {} samples were already finished\n", outcome.resumed);
-  std::cout << summary_line(out.string(), outcome.summary) << "\n";
+  if (done.outcome.resumed > 0) fmt::print(stderr, "resumed: {} samples were already finished\n", done.outcome.resumed);
+  std::cout << summary_line(done.out.string(), done.outcome.summary) << "\n";
 }
 
 }  // namespace
-
-LoadedModel load_job_model(const JobConfig& job) {
-  if (!std::filesystem::exists(std::filesystem::path(job.model) / "tokenizer.json"))
-    fail("{}: no tokenizer.json (runs decode and grade text, so the model needs its tokenizer)", job.model);
-  ModelOptions options;
-  options.model = job.model;
-  options.device = job.device;
-  options.dtype = job.dtype;
-  return {options.load(), Tokenizer::load(job.model)};
-}
 
 void add_batch_option(CLI::App* command, int64_t& batch) {
   command->add_option("--batch", batch,
@@ -90,8 +73,6 @@ void add_batch_option(CLI::App* command, int64_t& batch) {
                       "differently); results files record it. Default: 16 on CPU, 64 on CUDA")
       ->check(CLI::Range(int64_t{0}, int64_t{4096}));
 }
-
-int64_t batch_size(int64_t requested, const Model& model) { return requested > 0 ? requested : default_batch(model); }
 
 void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunCliOptions>();

@@ -24,7 +24,7 @@
 #include "io/results.h"
 #include "run/profile.h"
 #include "run/progress.h"
-#include "run/runner.h"
+#include "api/kvbench.h"
 #include "run/cost.h"
 #include "run/recipe.h"
 #include "run/sweep.h"
@@ -42,53 +42,11 @@ struct SweepOptions {
   bool as_worker = false;  // one of --workers' processes: no per-process skip lines, totals or progress bars
 };
 
-// The jobs of a sweep or recipe with their models resolved on this machine and --set applied.
-struct Plan {
-  std::filesystem::path output_dir;
-  std::vector<SweepJob> jobs;
-  std::map<std::string, std::string> model_ids;  // resolved directory → the model as the config names it
-  std::optional<Recipe> recipe;
-};
-
-// --set model.ID=PATH or --set FIELD=VALUE (VALUE as JSON when it parses, else a string).
-void parse_sets(const SweepOptions& o, ModelPaths& paths, std::map<std::string, json>& fields) {
-  for (const auto& item : o.set) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) fail("--set {}: expected model.ID=PATH or FIELD=VALUE", item);
-    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    if (key.rfind("model.", 0) == 0) {
-      paths.explicit_paths[key.substr(6)] = value;
-      continue;
-    }
-    const json parsed = json::parse(value, nullptr, false);
-    fields[key] = parsed.is_discarded() ? json(value) : parsed;
-  }
-  if (o.limit > 0) fields["limit"] = o.limit;
+api::SweepRequest sweep_request(const SweepOptions& o) {
+  return {o.out_dir, o.data_root, o.models_dir, o.scorers_dir, o.set, o.limit};
 }
 
-Plan plan_sweep(const SweepOptions& o) {
-  const std::filesystem::path data_root = o.data_root.empty() ? default_data_root() : std::filesystem::path(o.data_root);
-  Plan plan;
-  if (is_recipe(read_json_file(o.config))) {
-    plan.recipe = load_recipe(o.config, {o.out_dir, data_root, o.scorers_dir});
-    plan.output_dir = plan.recipe->output_dir;
-    for (const auto& job : plan.recipe->jobs) plan.jobs.push_back(job.entry);
-  } else {
-    Sweep sweep = load_sweep(o.config, o.out_dir, data_root);
-    plan.output_dir = sweep.output_dir;
-    plan.jobs = std::move(sweep.jobs);
-  }
-  ModelPaths paths{o.models_dir, {}};
-  std::map<std::string, json> fields;
-  parse_sets(o, paths, fields);
-  for (auto& entry : plan.jobs) {
-    const std::string id = entry.job.model;
-    entry.job.model = resolve_model_path(id, paths);
-    plan.model_ids[entry.job.model] = id;
-  }
-  apply_job_overrides(plan.jobs, fields);
-  return plan;
-}
+api::SweepPlan plan_sweep(const SweepOptions& o) { return api::plan_sweep(o.config, sweep_request(o)); }
 
 void write_text_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream file(path, std::ios::binary);
@@ -109,7 +67,7 @@ std::vector<std::string> forwarded_options(const SweepOptions& o) {
   return words;
 }
 
-void emit_slurm(const SweepOptions& o, const Plan& plan) {
+void emit_slurm(const SweepOptions& o, const api::SweepPlan& plan) {
   const int64_t shards = o.slurm_shards > 0 ? o.slurm_shards : static_cast<int64_t>(plan.jobs.size());
   const std::filesystem::path self = std::filesystem::canonical("/proc/self/exe");
   const std::filesystem::path output_dir = std::filesystem::absolute(plan.output_dir);
@@ -123,44 +81,24 @@ void emit_slurm(const SweepOptions& o, const Plan& plan) {
              shards, o.emit_slurm);
 }
 
-// Runs the jobs in order, loading each model once while consecutive jobs share it.
+// Runs the jobs in order (api::run_sweep), a line per job.
 void run_jobs(const SweepOptions& o, const std::vector<SweepJob>& jobs) {
-  std::optional<LoadedModel> loaded;
-  std::string loaded_key;
-  int64_t skipped = 0, held = 0, index = 0;
-  const auto start = std::chrono::steady_clock::now();
-  for (const auto& entry : jobs) {
-    ++index;
-    const std::string label = fmt::format("[{}/{}] {}", index, jobs.size(), entry.label);
-    if (check_output(entry.out, entry.job, o.force) == OutputState::Complete) {
-      tidy_complete(entry.out);
-      ++skipped;
-      if (!o.as_worker) fmt::print(stderr, "{}: already complete, skipped\n", label);
-      continue;
-    }
-    const std::string key = entry.job.model + "|" + entry.job.device + "|" + entry.job.dtype;
-    if (key != loaded_key) {
-      loaded.reset();
-      loaded.emplace(load_job_model(entry.job));
-      loaded_key = key;
-    }
-    const RunOutcome outcome = run_job(entry.job, entry.out, loaded->model, loaded->tokenizer,
-                                       {o.force, !o.quiet && !o.as_worker, label, batch_size(o.batch, loaded->model)});
-    if (outcome.held || outcome.already_complete) {  // another process ran it, or runs it now
-      ++(outcome.held ? held : skipped);
-      if (!o.as_worker)
-        fmt::print(stderr, "{}: {}, skipped\n", label, outcome.held ? "held by another process" : "already complete");
-      continue;
-    }
-    if (outcome.resumed > 0)
-      fmt::print(stderr, "{}: resumed, {} samples were already finished\n", label, outcome.resumed);
-    std::cout << summary_line(entry.label, outcome.summary) << std::endl;
-  }
+  const api::SweepTotals totals = api::run_sweep(
+      jobs, {o.force, !o.quiet && !o.as_worker, o.batch},
+      [&](const SweepJob& entry, const std::string& label, const RunOutcome& outcome) {
+        if (outcome.held || outcome.already_complete) {  // another process ran it, or runs it now
+          if (!o.as_worker)
+            fmt::print(stderr, "{}: {}, skipped\n", label, outcome.held ? "held by another process" : "already complete");
+          return;
+        }
+        if (outcome.resumed > 0)
+          fmt::print(stderr, "{}: resumed, {} samples were already finished\n", label, outcome.resumed);
+        std::cout << summary_line(entry.label, outcome.summary) << std::endl;
+      });
   if (o.as_worker) return;  // the process that started the workers reports the sweep
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const std::string held_note = held > 0 ? fmt::format(", {} held by another process", held) : "";
-  fmt::print(stderr, "sweep: {} jobs ({} run, {} already complete{}) in {}\n", jobs.size(),
-             static_cast<int64_t>(jobs.size()) - skipped - held, skipped, held_note, format_duration(seconds));
+  const std::string held_note = totals.held > 0 ? fmt::format(", {} held by another process", totals.held) : "";
+  fmt::print(stderr, "sweep: {} jobs ({} run, {} already complete{}) in {}\n", totals.jobs, totals.run,
+             totals.skipped, held_note, format_duration(totals.seconds));
 }
 
 // This process's command line (argv), from /proc/self/cmdline.
@@ -250,10 +188,10 @@ std::map<std::string, Speed> benchmark(const std::vector<SweepJob>& jobs) {
     if (has_inputs(entry.job) && std::find(models.begin(), models.end(), entry.job.model) == models.end())
       models.push_back(entry.job.model);
   for (const auto& model : models) {
-    std::optional<LoadedModel> loaded;
+    std::optional<api::LoadedModel> loaded;
     for (const auto& entry : jobs) {
       if (entry.job.model != model || speeds.count(cost_key(entry.job))) continue;
-      if (!loaded) loaded.emplace(load_job_model(entry.job));
+      if (!loaded) loaded.emplace(api::load_job_model(entry.job));
       const Speed s = measure_speed(loaded->model, entry.job);
       speeds[cost_key(entry.job)] = s;
       fmt::print("  bench {} {} J={} h={} on {}: prefill {:.0f} tok/s, decode {:.1f} tok/s, refresh {:.2f} ms\n",
@@ -303,7 +241,7 @@ void print_recipe_header(const Recipe& recipe) {
   for (const auto& choice : recipe.choices) fmt::print("  choice: {}\n", choice);
 }
 
-void print_dry_run(const Plan& plan, const std::vector<SweepJob>& jobs, const std::vector<std::string>& missing,
+void print_dry_run(const api::SweepPlan& plan, const std::vector<SweepJob>& jobs, const std::vector<std::string>& missing,
                    bool bench) {
   if (plan.recipe) print_recipe_header(*plan.recipe);
   fmt::print("{} jobs, results in {}\n", jobs.size(), plan.output_dir.string());
@@ -338,7 +276,7 @@ void print_dry_run(const Plan& plan, const std::vector<SweepJob>& jobs, const st
 }
 
 void sweep_command(const SweepOptions& o) {
-  const Plan plan = plan_sweep(o);
+  const api::SweepPlan plan = plan_sweep(o);
   if (!o.emit_slurm.empty()) return emit_slurm(o, plan);
   const std::vector<SweepJob> jobs = shard_jobs(plan.jobs, parse_shard(o.shard));
   const std::vector<std::string> missing = missing_inputs(jobs, plan.model_ids);

@@ -4,6 +4,11 @@
 
 namespace kvbench::cli {
 
+// The whole command line (cli/app.cpp): parses argv, runs the subcommand, returns the exit status.
+int main(int argc, char** argv);
+// glibc's allocator settings for kvbench's large temporaries (once per process, before any work).
+void tune_allocator();
+
 void add_generate_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_bench_command(CLI::App& app);

@@ -7,7 +7,6 @@
 
 #include "common/error.h"
 #include "engine/allocator.h"
-#include "model/random_model.h"
 #include "run/job.h"
 #include "run/profile.h"
 
@@ -55,19 +54,11 @@ void ModelOptions::add_to(CLI::App* command) {
                                         "CPU, bfloat16 on CUDA; softmax and scores are float32 regardless)");
 }
 
-at::Device ModelOptions::parsed_device() const { return parse_device(device); }
+at::Device ModelOptions::parsed_device() const { return source().parsed_device(); }
 
-at::ScalarType ModelOptions::parsed_dtype() const {
-  if (!dtype.empty()) return parse_dtype(dtype);
-  return parsed_device().is_cuda() ? at::kBFloat16 : at::kFloat;
-}
+at::ScalarType ModelOptions::parsed_dtype() const { return source().parsed_dtype(); }
 
-Model ModelOptions::load() const {
-  const std::string prefix = "random:";
-  if (model.rfind(prefix, 0) == 0)
-    return random_model(random_model_config(model.substr(prefix.size())), 0, parsed_device(), parsed_dtype());
-  return Model::load(model, parsed_device(), parsed_dtype());
-}
+Model ModelOptions::load() const { return api::load_model(source()).model; }
 
 void PolicyCliOptions::add_to(CLI::App* command) {
   command->add_option("--policy", policy, "Eviction policy (see `kvbench generate --help` for the list)")

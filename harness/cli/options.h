@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "api/kvbench.h"
 #include "engine/generate.h"
 #include "model/model.h"
 #include "run/job.h"
@@ -15,6 +16,7 @@ struct ModelOptions {
   std::string dtype;  // empty: float32 on CPU, bfloat16 on CUDA
 
   void add_to(CLI::App* command);
+  api::ModelSource source() const { return {model, device, dtype}; }
   at::Device parsed_device() const;
   at::ScalarType parsed_dtype() const;
   Model load() const;  // also accepts random:PRESET (see model/random_model.h)

@@ -22,6 +22,8 @@ class SpecItems {
   // The value as a whole number in [min, max], `fallback` when not given; kvbench::Error otherwise.
   int64_t integer(const std::string& key, int64_t fallback, int64_t min, int64_t max) const;
   void check_all_read() const;
+  // Every key=value as given (reading them through text() marks them read).
+  const std::vector<std::pair<std::string, std::string>>& items() const { return items_; }
   // e.g. `policy spec "snapkv:window=32"`: what error messages start with.
   const std::string& context() const { return context_; }
 

@@ -1,0 +1,327 @@
+#include "api/kvbench.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/error.h"
+#include "common/json_file.h"
+#include "model/random_model.h"
+#include "report/attention_loss.h"
+#include "report/fidelity.h"
+#include "report/overlap.h"
+#include "run/progress.h"
+
+namespace kvbench::api {
+
+at::Device ModelSource::parsed_device() const { return parse_device(device); }
+
+at::ScalarType ModelSource::parsed_dtype() const {
+  if (!dtype.empty()) return parse_dtype(dtype);
+  return parsed_device().is_cuda() ? at::kBFloat16 : at::kFloat;
+}
+
+LoadedModel load_model(const ModelSource& source) {
+  const std::string prefix = "random:";
+  if (source.model.rfind(prefix, 0) == 0)
+    return {random_model(random_model_config(source.model.substr(prefix.size())), 0, source.parsed_device(),
+                         source.parsed_dtype()),
+            std::nullopt};
+  if (!std::filesystem::is_directory(source.model)) fail("model directory {} does not exist", source.model);
+  std::optional<Tokenizer> tokenizer;
+  if (std::filesystem::exists(std::filesystem::path(source.model) / "tokenizer.json"))
+    tokenizer = Tokenizer::load(source.model);
+  return {Model::load(source.model, source.parsed_device(), source.parsed_dtype()), std::move(tokenizer)};
+}
+
+LoadedModel load_job_model(const JobConfig& job) {
+  if (!std::filesystem::exists(std::filesystem::path(job.model) / "tokenizer.json"))
+    fail("{}: no tokenizer.json (runs decode and grade text, so the model needs its tokenizer)", job.model);
+  return load_model({job.model, job.device, job.dtype});
+}
+
+void register_policy(const std::string& name, PolicyFactory factory) {
+  kvbench::register_policy(name, std::move(factory));
+}
+
+namespace {
+
+struct EncodedInput {
+  std::vector<int64_t> ids;
+  int64_t system_tokens = 0;  // what `frozen = auto` freezes
+};
+
+EncodedInput encode(const PromptInput& prompt, const Tokenizer* tokenizer) {
+  if (prompt.text.empty()) {
+    if (prompt.ids.empty()) fail("the prompt is empty: give its text or its token ids");
+    return {prompt.ids, 0};
+  }
+  if (!tokenizer) fail("a prompt as text needs a tokenizer.json in the model directory (or give token ids)");
+  if (prompt.chat) {
+    Conversation conversation;
+    if (!prompt.system.empty()) conversation.push_back({"system", prompt.system});
+    const int64_t system_tokens =
+        prompt.system.empty()
+            ? 0
+            : static_cast<int64_t>(tokenizer->encode(tokenizer->apply_chat_template(conversation, false), false).size());
+    conversation.push_back({"user", prompt.text});
+    return {tokenizer->encode(tokenizer->apply_chat_template(conversation, true, prompt.thinking), false),
+            system_tokens};
+  }
+  // Raw mode, as the reference: the system text (if any), a blank line, then the prompt.
+  const std::string system = prompt.system.empty() ? "" : prompt.system + "\n\n";
+  return {tokenizer->encode(system + prompt.text, true),
+          system.empty() ? 0 : static_cast<int64_t>(tokenizer->encode(prompt.system, true).size())};
+}
+
+StopCheck stop_strings(const std::vector<std::string>& stops, const Tokenizer* tokenizer) {
+  if (stops.empty()) return {};
+  if (!tokenizer) fail("stop strings need a tokenizer.json in the model directory");
+  return [stops, tokenizer](int64_t, const std::vector<int64_t>& generated) {
+    const std::string text = tokenizer->decode(generated);
+    for (const auto& s : stops)
+      if (text.find(s) != std::string::npos) return true;
+    return false;
+  };
+}
+
+json nested_json(const at::Tensor& t) {  // any-rank tensor → nested lists
+  if (t.dim() == 1) {
+    if (t.scalar_type() == at::kLong) {
+      const at::Tensor c = t.contiguous();
+      return json(std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel()));
+    }
+    const at::Tensor c = t.to(at::kFloat).contiguous();
+    return json(std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel()));
+  }
+  json out = json::array();
+  for (int64_t i = 0; i < t.size(0); ++i) out.push_back(nested_json(t[i]));
+  return out;
+}
+
+json refresh_json(const RefreshRecord& r) {  // rollout 0's view
+  return {{"phase", r.phase},
+          {"step", r.step},
+          {"processed", r.processed},
+          {"size_before", r.size_before},
+          {"size_after", r.size_after},
+          {"positions_before", nested_json(r.positions_before[0])},
+          {"kept_positions", nested_json(r.kept_positions[0])},
+          {"scores", r.scores.defined() ? nested_json(r.scores[0]) : json(nullptr)},
+          {"candidates", {r.candidates_begin, r.candidates_end}},
+          {"scoring_ms", r.scoring_ms},
+          {"compaction_ms", r.compaction_ms}};
+}
+
+}  // namespace
+
+Generation generate(const LoadedModel& model, const GenerateRequest& request, Policy* policy) {
+  const Tokenizer* tokenizer = model.tokenizer ? &*model.tokenizer : nullptr;
+  const EncodedInput prompt = encode(request.prompt, tokenizer);
+  if (request.job.budget.frozen == "auto" && request.prompt.system.empty())
+    fail("frozen auto needs a system prompt (the text it freezes)");
+  std::unique_ptr<Policy> own;
+  if (!policy) {
+    own = make_policy(request.job.policy, policy_options(request.job));
+    policy = own.get();
+  }
+  Generation out;
+  out.policy = policy->name();
+  out.settings = generation_settings(request.job, *policy, prompt.system_tokens, tokenizer);
+  out.settings.sampling.top_k = request.top_k;  // a knob of generate alone, not a job field
+  out.result = kvbench::generate(model.model, *policy, prompt.ids, out.settings, stop_strings(request.stop, tokenizer));
+  for (const RolloutResult& rollout : out.result.rollouts)
+    out.texts.push_back(tokenizer ? tokenizer->decode(rollout.generated) : std::string());
+  return out;
+}
+
+json generation_json(const Generation& generation) {
+  const GenerationResult& result = generation.result;
+  const GenerationSettings& settings = generation.settings;
+  json out = {{"prompt_ids", result.prompt},
+              {"generated_ids", result.rollouts[0].generated},
+              {"text", generation.texts[0]},
+              {"stop_reason", result.rollouts[0].stop_reason},
+              {"policy", generation.policy},
+              {"J", settings.budget.J},
+              {"h", settings.budget.h},
+              {"recent", settings.budget.recent},
+              {"frozen", settings.budget.frozen},
+              {"smooth", settings.phrase.smooth},
+              {"keep_span", settings.phrase.keep_span},
+              {"mean_cache_size", result.mean_cache_size},
+              {"peak_cache_size", result.peak_cache_size},
+              {"allocator", settings.budget.allocator},
+              {"mean_entries_per_head", result.mean_entries_per_head},
+              {"peak_cache_bytes", result.peak_cache_bytes},
+              {"prefill_seconds", result.prefill_seconds},
+              {"decode_seconds", result.decode_seconds},
+              {"refreshes", json::array()}};
+  for (size_t i = 0; i < result.refreshes.size(); ++i) {
+    out["refreshes"].push_back(refresh_json(result.refreshes[i]));
+    if (!result.lost_attention.empty()) {  // rollout 0's window: queries × layers (engine/shadow.h)
+      out["refreshes"].back()["shadow_lost_layers"] = result.lost_attention[i].layers;
+      out["refreshes"].back()["shadow_lost_by_layer"] = result.lost_attention[i].by_rollout[0];
+    }
+  }
+  if (!result.fidelity.empty()) {
+    out["shadow_kl"] = result.fidelity[0].kl;
+    out["shadow_top1"] = result.fidelity[0].top1_agree;
+  }
+  if (result.rollouts.size() > 1) {
+    out["rollouts"] = json::array();
+    for (size_t r = 0; r < result.rollouts.size(); ++r)
+      out["rollouts"].push_back({{"generated_ids", result.rollouts[r].generated},
+                                 {"text", generation.texts[r]},
+                                 {"stop_reason", result.rollouts[r].stop_reason}});
+  }
+  return out;
+}
+
+JobRun run(const JobConfig& job, const RunRequest& request, const LoadedModel* model) {
+  JobRun done{request.out.empty() ? std::filesystem::path("results/" + job_label(job) + ".h5") : request.out, {}};
+  if (check_output(done.out, job, request.force) == OutputState::Complete && !request.force) {
+    tidy_complete(done.out);
+    done.outcome.already_complete = true;
+    done.outcome.summary = read_results(done.out).summary;
+    return done;
+  }
+  std::optional<LoadedModel> own;
+  if (!model) model = &own.emplace(load_job_model(job));
+  if (!model->tokenizer) fail("{}: no tokenizer.json (runs decode and grade text)", job.model);
+  const int64_t batch = request.batch > 0 ? request.batch : default_batch(model->model);
+  done.outcome = run_job(job, done.out, model->model, *model->tokenizer,
+                         {request.force, request.progress, request.label.empty() ? job_label(job) : request.label, batch});
+  return done;
+}
+
+namespace {
+
+// model.ID=PATH entries go to `paths`, FIELD=VALUE to `fields`.
+void parse_sets(const SweepRequest& request, ModelPaths& paths, std::map<std::string, json>& fields) {
+  for (const auto& item : request.sets) {
+    const auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) fail("--set {}: expected model.ID=PATH or FIELD=VALUE", item);
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (key.rfind("model.", 0) == 0) {
+      paths.explicit_paths[key.substr(6)] = value;
+      continue;
+    }
+    const json parsed = json::parse(value, nullptr, false);
+    fields[key] = parsed.is_discarded() ? json(value) : parsed;
+  }
+  if (request.limit > 0) fields["limit"] = request.limit;
+}
+
+std::filesystem::path data_root_of(const SweepRequest& request) {
+  return request.data_root.empty() ? default_data_root() : request.data_root;
+}
+
+void resolve_models_and_sets(SweepPlan& plan, const SweepRequest& request) {
+  ModelPaths paths{request.models_dir, {}};
+  std::map<std::string, json> fields;
+  parse_sets(request, paths, fields);
+  for (auto& entry : plan.jobs) {
+    const std::string id = entry.job.model;
+    entry.job.model = resolve_model_path(id, paths);
+    plan.model_ids[entry.job.model] = id;
+  }
+  apply_job_overrides(plan.jobs, fields);
+}
+
+}  // namespace
+
+SweepPlan plan_sweep(const std::filesystem::path& config, const SweepRequest& request) {
+  if (!is_recipe(read_json_file(config))) return plan_sweep(read_json_file(config), config.string(), request);
+  SweepPlan plan;
+  plan.recipe = load_recipe(config, {request.output_dir, data_root_of(request), request.scorers_dir});
+  plan.output_dir = plan.recipe->output_dir;
+  for (const auto& job : plan.recipe->jobs) plan.jobs.push_back(job.entry);
+  resolve_models_and_sets(plan, request);
+  return plan;
+}
+
+SweepPlan plan_sweep(const json& config, const std::string& name, const SweepRequest& request) {
+  Sweep sweep = expand_sweep(config, name, request.output_dir, data_root_of(request));
+  SweepPlan plan{sweep.output_dir, std::move(sweep.jobs), {}, std::nullopt};
+  resolve_models_and_sets(plan, request);
+  return plan;
+}
+
+SweepTotals run_sweep(const std::vector<SweepJob>& jobs, const SweepRunOptions& options,
+                      const std::function<void(const SweepJob&, const std::string&, const RunOutcome&)>& done) {
+  std::optional<LoadedModel> loaded;
+  std::string loaded_key;
+  SweepTotals totals;
+  totals.jobs = static_cast<int64_t>(jobs.size());
+  const auto start = std::chrono::steady_clock::now();
+  for (const auto& entry : jobs) {
+    const std::string label = fmt::format("[{}/{}] {}", totals.run + totals.skipped + totals.held + 1, jobs.size(),
+                                          entry.label);
+    RunOutcome outcome;
+    if (check_output(entry.out, entry.job, options.force) == OutputState::Complete) {
+      tidy_complete(entry.out);
+      outcome.already_complete = true;
+    } else {
+      const std::string key = entry.job.model + "|" + entry.job.device + "|" + entry.job.dtype;
+      if (key != loaded_key) {
+        loaded.reset();
+        loaded.emplace(load_job_model(entry.job));
+        loaded_key = key;
+      }
+      outcome = run(entry.job, {entry.out, options.force, options.progress, label, options.batch}, &*loaded).outcome;
+    }
+    ++(outcome.held ? totals.held : outcome.already_complete ? totals.skipped : totals.run);
+    if (done) done(entry, label, outcome);
+  }
+  totals.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return totals;
+}
+
+namespace {
+using TableBuilder = std::function<std::vector<Table>(const std::vector<JobResults>&)>;
+
+const std::vector<std::pair<std::string, TableBuilder>>& table_builders() {
+  auto one = [](Table (*build)(const std::vector<JobResults>&)) {
+    return [build](const std::vector<JobResults>& jobs) { return std::vector<Table>{build(jobs)}; };
+  };
+  static const std::vector<std::pair<std::string, TableBuilder>> builders = {
+      {"overview", one(overview_table)},
+      {"policies", policy_model_tables},
+      {"aime", one(aime_table)},
+      {"accuracy-vs-j", accuracy_vs_j_tables},
+      {"key-retention", key_retention_tables},
+      {"by-retention", retention_split_tables},
+      {"latency", one(latency_table)},
+      {"paired", one(paired_table)},
+      {"overlap", overlap_tables},
+      {"overlap-refreshes", overlap_refresh_tables},
+      {"fidelity", fidelity_tables},
+      {"attention-loss", attention_loss_tables}};
+  return builders;
+}
+}  // namespace
+
+std::vector<std::string> report_table_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, build] : table_builders()) names.push_back(name);
+  return names;
+}
+
+std::vector<Table> report_tables(const std::vector<std::filesystem::path>& files, const std::vector<std::string>& names,
+                                 const TableFilter& filter) {
+  std::vector<JobResults> jobs;
+  for (const auto& file : files) jobs.push_back(load_job_results(file));
+  jobs = filter_jobs(jobs, filter);
+  std::vector<Table> tables;
+  for (const auto& name : names) {
+    const auto& builders = table_builders();
+    const auto it = std::find_if(builders.begin(), builders.end(), [&](const auto& b) { return b.first == name; });
+    if (it == builders.end()) fail("unknown table \"{}\"", name);
+    for (Table& table : it->second(jobs)) tables.push_back(std::move(table));
+  }
+  return tables;
+}
+
+}  // namespace kvbench::api

@@ -1,0 +1,135 @@
+// kvbench as a library: what a program does with it, one call each — load a model, generate with eviction,
+// run a job, run a sweep, read a results file, add a policy of its own. The CLI's subcommands (cli/) parse
+// options into these calls and print what they return; the Python module (python/) binds the same calls.
+#pragma once
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/generate.h"
+#include "io/results.h"
+#include "model/model.h"
+#include "policies/policy.h"
+#include "report/tables.h"
+#include "run/job.h"
+#include "run/recipe.h"
+#include "run/runner.h"
+#include "run/sweep.h"
+#include "tokenizer/tokenizer.h"
+
+namespace kvbench::api {
+
+// A model: an HF directory (config.json + safetensors, and tokenizer.json for text) or "random:PRESET"
+// (random weights, model/random_model.h), on "cpu", "cuda" or "cuda:N"; dtype float32, bfloat16 or float16,
+// empty = float32 on the CPU and bfloat16 on CUDA.
+struct ModelSource {
+  std::string model;
+  std::string device = "cpu";
+  std::string dtype;
+
+  at::Device parsed_device() const;
+  at::ScalarType parsed_dtype() const;
+};
+
+struct LoadedModel {
+  Model model;
+  std::optional<Tokenizer> tokenizer;  // absent when the directory has no tokenizer.json (random models)
+};
+
+LoadedModel load_model(const ModelSource& source);
+// A job's model; throws kvbench::Error when it has no tokenizer.json (tasks need text).
+LoadedModel load_job_model(const JobConfig& job);
+
+// A policy usable by name everywhere (generate, run, sweep, recipes) once registered; `factory` gets the
+// spec's knobs in PolicyOptions::knobs and must read every one (make_policy refuses the rest).
+using PolicyFactory = std::function<std::unique_ptr<Policy>(const PolicyOptions&)>;
+void register_policy(const std::string& name, PolicyFactory factory);
+
+// One prompt: text (raw, or through the chat template) or token ids.
+struct PromptInput {
+  std::string text;
+  std::vector<int64_t> ids;  // used when text is empty
+  std::string system;        // raw: prepended with a blank line; chat: the system turn
+  bool chat = false;
+  bool thinking = true;      // chat: Qwen3's enable_thinking
+};
+
+struct GenerateRequest {
+  PromptInput prompt;
+  // The policy spec, budget, phrase rules, sampling (temperature, top_p, seed), max_new, rollouts, shadow and
+  // profile, as a job has them; model, task and data are not read.
+  JobConfig job;
+  int64_t top_k = 0;
+  std::vector<std::string> stop;  // stop strings (need a tokenizer)
+};
+
+struct Generation {
+  std::string policy;  // the policy's name
+  GenerationSettings settings;
+  GenerationResult result;
+  std::vector<std::string> texts;  // per rollout (empty strings without a tokenizer)
+};
+
+// `policy`: the policy to run (a caller's own object); null = made from request.job.policy.
+Generation generate(const LoadedModel& model, const GenerateRequest& request, Policy* policy = nullptr);
+// `kvbench generate --format json`: ids, text, settings, timing, and every refresh of rollout 0.
+json generation_json(const Generation& generation);
+
+// One job into one results file (default results/<label>.h5), resumable: a complete file of the same job is
+// left as it is. `job` is resolved first (resolve_job) unless already; `model` may be given to reuse a
+// loaded one.
+struct RunRequest {
+  std::filesystem::path out;  // empty: results/<job label>.h5
+  bool force = false;
+  bool progress = true;
+  std::string label;          // progress-bar label (default: the job label)
+  int64_t batch = 0;          // samples decoded together; 0 = default_batch
+};
+struct JobRun {
+  std::filesystem::path out;
+  RunOutcome outcome;
+};
+JobRun run(const JobConfig& resolved_job, const RunRequest& request, const LoadedModel* model = nullptr);
+
+// A sweep or recipe with its models resolved on this machine and overrides applied.
+struct SweepRequest {
+  std::filesystem::path output_dir;   // overrides the config's
+  std::filesystem::path data_root;    // empty: default_data_root()
+  std::string models_dir;             // where model ids resolve (run/recipe.h)
+  std::string scorers_dir = "scorers";
+  std::vector<std::string> sets;      // model.ID=PATH or FIELD=VALUE (VALUE as JSON when it parses)
+  int64_t limit = 0;
+};
+struct SweepPlan {
+  std::filesystem::path output_dir;
+  std::vector<SweepJob> jobs;
+  std::map<std::string, std::string> model_ids;  // resolved directory → the model as the config names it
+  std::optional<Recipe> recipe;
+};
+SweepPlan plan_sweep(const std::filesystem::path& config, const SweepRequest& request);
+// The same from a parsed sweep config (not a recipe); `name` stands for its file in errors.
+SweepPlan plan_sweep(const json& config, const std::string& name, const SweepRequest& request);
+
+// Runs the jobs in order, loading each model once while consecutive jobs share it; a complete job is skipped.
+// `done` hears of every job: its outcome (held: another process runs it; already_complete: skipped).
+struct SweepRunOptions {
+  bool force = false;
+  bool progress = true;
+  int64_t batch = 0;
+};
+struct SweepTotals {
+  int64_t jobs = 0, run = 0, skipped = 0, held = 0;
+  double seconds = 0.0;
+};
+SweepTotals run_sweep(const std::vector<SweepJob>& jobs, const SweepRunOptions& options,
+                      const std::function<void(const SweepJob&, const std::string& label, const RunOutcome&)>& done = {});
+
+// `kvbench report`'s tables (overview, policies, aime, accuracy-vs-j, key-retention, by-retention, latency,
+// paired, overlap, overlap-refreshes, fidelity, attention-loss) of the results files that pass `filter`.
+std::vector<std::string> report_table_names();
+std::vector<Table> report_tables(const std::vector<std::filesystem::path>& files, const std::vector<std::string>& names,
+                                 const TableFilter& filter = {});
+
+}  // namespace kvbench::api
