@@ -1,17 +1,10 @@
 // sliding: the frozen prefix + the newest J entries. No scores: the whole budget is the recent window.
-#include "policies/policy.h"
+#include "policies/rule_policy.h"
 
 namespace kvbench {
 
-namespace {
-class SlidingPolicy final : public Policy {
- public:
-  std::string name() const override { return "sliding"; }
-  KeepRule keep_rule(const CacheBudget& budget) const override { return {false, budget.J, Granularity::Token}; }
-  at::Tensor score(const ScoringContext&) override { return {}; }
-};
-}  // namespace
-
-std::unique_ptr<Policy> make_sliding_policy(const PolicyOptions&) { return std::make_unique<SlidingPolicy>(); }
+std::unique_ptr<Policy> make_sliding_policy(const PolicyOptions&) {
+  return position_rule("sliding", [](const CacheBudget& budget) { return budget.J; });
+}
 
 }  // namespace kvbench

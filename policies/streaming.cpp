@@ -2,21 +2,14 @@
 // A pure allocation: no scores.
 #include <algorithm>
 
-#include "policies/policy.h"
+#include "policies/rule_policy.h"
 
 namespace kvbench {
 
-namespace {
-class StreamingPolicy final : public Policy {
- public:
-  std::string name() const override { return "streaming"; }
-  KeepRule keep_rule(const CacheBudget& budget) const override {
-    return {false, std::max<int64_t>(budget.J - budget.sinks, 0), Granularity::Token, budget.sinks};
-  }
-  at::Tensor score(const ScoringContext&) override { return {}; }
-};
-}  // namespace
-
-std::unique_ptr<Policy> make_streaming_policy(const PolicyOptions&) { return std::make_unique<StreamingPolicy>(); }
+std::unique_ptr<Policy> make_streaming_policy(const PolicyOptions&) {
+  return position_rule(
+      "streaming", [](const CacheBudget& budget) { return std::max<int64_t>(budget.J - budget.sinks, 0); },
+      [](const CacheBudget& budget) { return budget.sinks; });
+}
 
 }  // namespace kvbench

@@ -83,11 +83,20 @@ py::tuple generate(const api::LoadedModel& model, const std::string& text, const
   return py::make_tuple(api::generation_json(generation).dump(-1, ' ', false, json::error_handler_t::replace), refreshes);
 }
 
+// Ctrl-C in Python stops a job or sweep after the sample that finishes next (journaled, so a rerun resumes):
+// the engine runs without the GIL, and Python's signal handler only leaves a note for this check to find.
+void stop_on_interrupt() {
+  py::gil_scoped_acquire gil;
+  if (PyErr_CheckSignals() == 0) return;
+  PyErr_Clear();
+  fail("interrupted: every finished sample is journaled; run the same job again to resume");
+}
+
 std::string run(const std::string& job_json, const std::string& out, bool force, bool progress, int64_t batch,
                 const std::string& data_root) {
   py::gil_scoped_release release;
   const JobConfig job = resolve_job(job_of(job_json, "kvbench.run job"), data_root_or_default(data_root));
-  const api::JobRun done = api::run(job, {out, force, progress, "", batch});
+  const api::JobRun done = api::run(job, {out, force, progress, "", batch, stop_on_interrupt});
   return outcome_json(done.out, done.outcome).dump();
 }
 
@@ -112,7 +121,7 @@ std::string sweep(const std::string& config, bool config_is_json, const std::str
       jobs.push_back({{"label", entry.label}, {"out", entry.out.string()}, {"job", to_json(entry.job)}});
     return jobs.dump();
   }
-  api::run_sweep(planned.jobs, {force, progress, batch},
+  api::run_sweep(planned.jobs, {force, progress, batch, stop_on_interrupt},
                  [&](const SweepJob& entry, const std::string&, const RunOutcome& outcome) {
                    json done = outcome_json(entry.out, outcome);
                    done["label"] = entry.label;

@@ -39,13 +39,7 @@ class GpqaDiamond : public Task {
   }
 
   Grade grade(const Sample& sample, std::string_view output) const override {
-    const std::string gold = record_string(sample, "answer");
-    Grade grade;
-    if (auto letter = graders::extract_choice_letter(output, kLetters)) {
-      grade.pred = std::string(1, *letter);
-      grade.score = *grade.pred == gold ? 1.0 : 0.0;
-    }
-    return grade;
+    return letter_grade(sample, graders::extract_choice_letter(output, kLetters));
   }
 
   DecodingDefaults defaults() const override {

@@ -98,11 +98,7 @@ class LongHealth : public Task {
   // _extract_letter (the first A-E character: stripping first changes nothing) == the gold letter, where a
   // null gold (no option equals `correct`) equals no letter, as Python's None == None.
   Grade grade(const Sample& sample, std::string_view output) const override {
-    const json& gold = sample.record.at("answer");
-    Grade grade;
-    if (auto letter = graders::first_letter(output, kLetters)) grade.pred = std::string(1, *letter);
-    grade.score = gold.is_null() ? !grade.pred : grade.pred && *grade.pred == record_string(sample, "answer");
-    return grade;
+    return letter_grade(sample, graders::first_letter(output, kLetters));
   }
 
   DecodingDefaults defaults() const override { return {/*max_new_tokens=*/16}; }

@@ -27,6 +27,14 @@ std::string lettered_options(const Sample& sample) {
   return lines;
 }
 
+Grade letter_grade(const Sample& sample, std::optional<char> letter) {
+  Grade grade;
+  if (letter) grade.pred = std::string(1, *letter);
+  grade.score = sample.record.at("answer").is_null() ? !grade.pred
+                                                     : grade.pred && *grade.pred == record_string(sample, "answer");
+  return grade;
+}
+
 std::string trimmed(std::string_view text) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return "";

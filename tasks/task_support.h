@@ -1,5 +1,6 @@
 // Small pieces every task needs: the instruction-first prompt layout and field access that names the sample.
 #pragma once
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -15,6 +16,10 @@ Prompt instruction_prompt(const std::string& instruction, const std::string& bod
 
 // sample.inputs["options"] as "A) first\nB) second\n..." (letters from A, one line per option).
 std::string lettered_options(const Sample& sample);
+
+// A multiple-choice grade from the letter extracted from an output: it is the prediction, and scores 1 when it
+// is the sample's record["answer"]; a null answer (no option is right) is matched by no letter.
+Grade letter_grade(const Sample& sample, std::optional<char> letter);
 
 // `text` without leading and trailing whitespace.
 std::string trimmed(std::string_view text);

@@ -86,6 +86,15 @@ StopCheck stop_strings(const std::vector<std::string>& stops, const Tokenizer* t
   };
 }
 
+// generate's own decoding where a request leaves it unset (0, or < 0 for temperature and top_p): 256 new
+// tokens, greedy, one rollout.
+void fill_unset_decoding(JobConfig& job) {
+  if (job.max_new <= 0) job.max_new = 256;
+  if (job.temperature < 0) job.temperature = 0.0;
+  if (job.top_p < 0) job.top_p = 1.0;
+  if (job.rollouts <= 0) job.rollouts = 1;
+}
+
 json nested_json(const at::Tensor& t) {  // any-rank tensor → nested lists
   if (t.dim() == 1) {
     if (t.scalar_type() == at::kLong) {
@@ -116,7 +125,9 @@ json refresh_json(const RefreshRecord& r) {  // rollout 0's view
 
 }  // namespace
 
-Generation generate(const LoadedModel& model, const GenerateRequest& request, Policy* policy) {
+Generation generate(const LoadedModel& model, const GenerateRequest& given, Policy* policy) {
+  GenerateRequest request = given;
+  fill_unset_decoding(request.job);
   const Tokenizer* tokenizer = model.tokenizer ? &*model.tokenizer : nullptr;
   const EncodedInput prompt = encode(request.prompt, tokenizer);
   if (request.job.budget.frozen == "auto" && request.prompt.system.empty())
@@ -192,7 +203,8 @@ JobRun run(const JobConfig& job, const RunRequest& request, const LoadedModel* m
   if (!model->tokenizer) fail("{}: no tokenizer.json (runs decode and grade text)", job.model);
   const int64_t batch = request.batch > 0 ? request.batch : default_batch(model->model);
   done.outcome = run_job(job, done.out, model->model, *model->tokenizer,
-                         {request.force, request.progress, request.label.empty() ? job_label(job) : request.label, batch});
+                         {request.force, request.progress, request.label.empty() ? job_label(job) : request.label, batch,
+                          request.after_sample});
   return done;
 }
 
@@ -270,7 +282,9 @@ SweepTotals run_sweep(const std::vector<SweepJob>& jobs, const SweepRunOptions& 
         loaded.emplace(load_job_model(entry.job));
         loaded_key = key;
       }
-      outcome = run(entry.job, {entry.out, options.force, options.progress, label, options.batch}, &*loaded).outcome;
+      outcome = run(entry.job, {entry.out, options.force, options.progress, label, options.batch, options.after_sample},
+                    &*loaded)
+                    .outcome;
     }
     ++(outcome.held ? totals.held : outcome.already_complete ? totals.skipped : totals.run);
     if (done) done(entry, label, outcome);

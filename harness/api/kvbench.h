@@ -59,7 +59,8 @@ struct PromptInput {
 struct GenerateRequest {
   PromptInput prompt;
   // The policy spec, budget, phrase rules, sampling (temperature, top_p, seed), max_new, rollouts, shadow and
-  // profile, as a job has them; model, task and data are not read.
+  // profile, as a job has them; model, task and data are not read. Unset decoding (max_new or rollouts 0,
+  // temperature or top_p < 0): 256 new tokens, greedy, top-p 1, one rollout.
   JobConfig job;
   int64_t top_k = 0;
   std::vector<std::string> stop;  // stop strings (need a tokenizer)
@@ -86,6 +87,7 @@ struct RunRequest {
   bool progress = true;
   std::string label;          // progress-bar label (default: the job label)
   int64_t batch = 0;          // samples decoded together; 0 = default_batch
+  std::function<void()> after_sample;  // RunOptions::after_sample
 };
 struct JobRun {
   std::filesystem::path out;
@@ -118,6 +120,7 @@ struct SweepRunOptions {
   bool force = false;
   bool progress = true;
   int64_t batch = 0;
+  std::function<void()> after_sample;  // RunOptions::after_sample
 };
 struct SweepTotals {
   int64_t jobs = 0, run = 0, skipped = 0, held = 0;

@@ -17,12 +17,10 @@ namespace {
 struct GenerateOptions {
   ModelOptions model;
   PolicyCliOptions policy;
+  DecodingCliOptions decoding;
   std::string prompt, prompt_ids, system;
   bool chat = false, no_thinking = false;
-  int64_t max_new = 256;
-  double temperature = 0.0, top_p = 1.0;
-  int64_t top_k = 0, rollouts = 1;
-  uint64_t seed = 0;
+  int64_t top_k = 0;
   std::vector<std::string> stop;
   std::string format = "text";
   std::string shadow;
@@ -50,11 +48,7 @@ void run_generate(const GenerateOptions& o) {
   request.prompt = {o.prompt, o.prompt_ids.empty() ? std::vector<int64_t>() : parse_ids(o.prompt_ids), o.system,
                     o.chat, !o.no_thinking};
   request.job = o.policy.job();
-  request.job.temperature = o.temperature;
-  request.job.top_p = o.top_p;
-  request.job.seed = o.seed;
-  request.job.max_new = o.max_new;
-  request.job.rollouts = o.rollouts;
+  o.decoding.apply(request.job);
   request.job.shadow = o.shadow;
   request.top_k = o.top_k;
   request.stop = o.stop;
@@ -90,12 +84,8 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--system", options->system, "System prompt (raw mode: prepended with a blank line)");
   cmd->add_flag("--chat", options->chat, "Render system + prompt with the tokenizer's chat template");
   cmd->add_flag("--no-thinking", options->no_thinking, "Chat: Qwen3 enable_thinking=false");
-  cmd->add_option("--max-new", options->max_new, "Maximum new tokens")->capture_default_str();
-  cmd->add_option("--temperature", options->temperature, "0 = greedy")->capture_default_str();
-  cmd->add_option("--top-p", options->top_p, "Nucleus sampling mass")->capture_default_str();
+  options->decoding.add_to(cmd, "256 new tokens, greedy, top-p 1, 1 rollout");
   cmd->add_option("--top-k", options->top_k, "Top-k sampling (0 = off)")->capture_default_str();
-  cmd->add_option("--seed", options->seed, "Sampling seed (rollout r uses its own stream)")->capture_default_str();
-  cmd->add_option("--rollouts", options->rollouts, "Sequences decoded together from one prefill")->capture_default_str();
   cmd->add_option("--stop", options->stop, "Stop string (repeatable)");
   cmd->add_option("--shadow", options->shadow,
                   "full: also decode with a full cache, teacher-forced with the generated tokens; json gains "

@@ -18,10 +18,9 @@ namespace {
 struct RunCliOptions {
   ModelOptions model;
   PolicyCliOptions policy;
+  DecodingCliOptions decoding;
   std::string task, data, data_root, prompt_mode = "raw", out, samples, shadow;
-  int64_t max_new = 0, rollouts = 0, limit = 0, batch = 0;
-  double temperature = -1.0, top_p = -1.0;
-  uint64_t seed = 0;
+  int64_t limit = 0, batch = 0;
   bool force = false, quiet = false;
 };
 
@@ -39,11 +38,7 @@ JobConfig job_of(const RunCliOptions& o) {
   job.task = o.task;
   job.data = o.data;
   job.prompt_mode = o.prompt_mode;
-  job.max_new = o.max_new;
-  job.temperature = o.temperature;
-  job.top_p = o.top_p;
-  job.rollouts = o.rollouts;
-  job.seed = o.seed;
+  o.decoding.apply(job);
   job.limit = o.limit;
   job.samples = split_ids(o.samples);
   job.device = o.model.device;
@@ -94,12 +89,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"raw", "chat"}))
       ->capture_default_str();
   o->policy.add_to(cmd);
-  cmd->add_option("--max-new", o->max_new, "Maximum new tokens (default: the task's)");
-  cmd->add_option("--temperature", o->temperature, "0 = greedy (default: the task's)");
-  cmd->add_option("--top-p", o->top_p, "Nucleus sampling mass (default: the task's)");
-  cmd->add_option("--rollouts", o->rollouts, "Rollouts per sample, decoded as one batch; pass@1 = mean over them "
-                                             "(default: the task's)");
-  cmd->add_option("--seed", o->seed, "Sampling seed (rollout r draws from its own stream)")->capture_default_str();
+  o->decoding.add_to(cmd, "the task's");
   cmd->add_option("--limit", o->limit, "Only the first N samples (0 = all)")->capture_default_str();
   add_batch_option(cmd, o->batch);
   cmd->add_option("--samples", o->samples, "Only these sample ids, comma-separated (e.g. s0/3,s0/7)");

@@ -105,6 +105,25 @@ void PolicyCliOptions::add_to(CLI::App* command) {
                                           "untrained attention-mass fallback)");
 }
 
+void DecodingCliOptions::add_to(CLI::App* command, const std::string& unset) {
+  command->add_option("--max-new", max_new, fmt::format("Maximum new tokens (unset: {})", unset));
+  command->add_option("--temperature", temperature, fmt::format("0 = greedy (unset: {})", unset));
+  command->add_option("--top-p", top_p, fmt::format("Nucleus sampling mass (unset: {})", unset));
+  command->add_option("--rollouts", rollouts,
+                      fmt::format("Rollouts per prompt, decoded as one batch from one prefill; pass@1 = mean over them "
+                                  "(unset: {})",
+                                  unset));
+  command->add_option("--seed", seed, "Sampling seed (rollout r draws from its own stream)")->capture_default_str();
+}
+
+void DecodingCliOptions::apply(JobConfig& job) const {
+  job.max_new = max_new;
+  job.temperature = temperature;
+  job.top_p = top_p;
+  job.rollouts = rollouts;
+  job.seed = seed;
+}
+
 BudgetSpec PolicyCliOptions::spec() const {
   return {J, h, recent, frozen, min_gap, sinks, mode, allocator, pyramid_ratio};
 }

@@ -45,4 +45,16 @@ struct PolicyCliOptions {
   PhraseRules phrase() const { return {smooth, keep_span}; }
 };
 
+// Decoding: length, sampling and rollouts, the same flags for `generate` and `run`. Unset values (0, or -1 for
+// temperature and top_p) are filled by the command: the task's defaults for a run, `generate`'s own for a prompt.
+struct DecodingCliOptions {
+  int64_t max_new = 0, rollouts = 0;
+  double temperature = -1.0, top_p = -1.0;
+  uint64_t seed = 0;
+
+  // `unset`: what an unset value means, as help text ("the task's", "256 new tokens, greedy, 1 rollout").
+  void add_to(CLI::App* command, const std::string& unset);
+  void apply(JobConfig& job) const;
+};
+
 }  // namespace kvbench::cli

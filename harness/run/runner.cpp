@@ -370,6 +370,7 @@ RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const
         if (progress) progress->advance();
       }
       in_flight.erase(it);
+      if (options.after_sample) options.after_sample();
     };
     try {
       generate_continuously(model, batch, next, finished);

@@ -4,6 +4,7 @@
 // another process is running is left to it.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include "io/results.h"
@@ -58,6 +59,9 @@ struct RunOptions {
   bool progress = true;
   std::string label;          // progress-bar label (default: the job label)
   int64_t batch = 1;          // samples decoded together (results do not depend on it)
+  // Called after each finished sample is journaled; throwing stops the job there, losing nothing finished
+  // (the Python module stops on Ctrl-C this way).
+  std::function<void()> after_sample;
 };
 
 RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const Model& model,

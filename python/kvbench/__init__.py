@@ -32,10 +32,10 @@ def generate(model, prompt, *, policy="full", system="", chat=False, thinking=Tr
     json`` prints, as a dict, with each refresh's ``positions_before``, ``kept_positions`` and ``scores`` as
     tensors (rollout 0). ``policy``: a name or spec (``"snapkv:window=32"``) or a :class:`Policy` instance.
     ``fields``: job fields — ``J``, ``h``, ``recent``, ``frozen``, ``mode``, ``min_gap``, ``sinks``,
-    ``allocator``, ``smooth``, ``keep_span``, ``max_new`` (256), ``temperature``, ``top_p``, ``rollouts``,
+    ``allocator``, ``smooth``, ``keep_span``, ``max_new`` (256), ``temperature`` (0: greedy), ``top_p``, ``rollouts``,
     ``seed``, ``policy_seed``, ``shadow``, ``profile``."""
     text, ids = (prompt, []) if isinstance(prompt, str) else ("", [int(i) for i in prompt])
-    job = {"max_new": 256, **fields}
+    job = dict(fields)
     instance, name = None, ""
     if isinstance(policy, Policy):
         instance, name = policy, type(policy).__name__
@@ -51,7 +51,8 @@ def generate(model, prompt, *, policy="full", system="", chat=False, thinking=Tr
 
 def run(job, *, out="", batch=0, force=False, progress=True, data_root=""):
     """Run one job (a dict of job fields: model, task, policy, J, h, ...; see ``kvbench run --help``) into a
-    results file (default ``results/<label>.h5``), resumably. Returns ``out``, ``summary``, ``resumed``,
+    results file (default ``results/<label>.h5``), resumably; Ctrl-C stops it after the next finished sample
+    (``kvbench.Error``), and running it again resumes. Returns ``out``, ``summary``, ``resumed``,
     ``already_complete``, ``held``."""
     return _json.loads(_kvbench.run(_json.dumps(job), str(out), force, progress, batch, str(data_root)))
 

@@ -126,3 +126,19 @@ def test_python_m_kvbench_takes_the_cli_arguments(tmp_path, kvbench_binary):
     bad = subprocess.run([sys.executable, "-m", "kvbench"] + common + ["--policy", "py-knorm", "--out", str(tmp_path / "x.h5")],
                          capture_output=True, text=True, env=env)
     assert bad.returncode == 1 and 'unknown policy "py-knorm"' in bad.stderr
+
+
+def test_ctrl_c_stops_after_a_finished_sample_and_resumes(tmp_path):
+    import _thread
+    import threading
+    out = tmp_path / "interrupted.h5"
+    long_job = job("h2o", data="rare-fact:seed=1,samples=40,words=150,facts=1")
+    timer = threading.Timer(0.3, _thread.interrupt_main)  # as Ctrl-C: Python's SIGINT handler runs on the main thread
+    timer.start()
+    with pytest.raises(kvbench.Error, match="interrupted: every finished sample is journaled"):
+        kvbench.run(long_job, out=out, batch=1, progress=False)
+    timer.join()
+    finished = sum(1 for line in open(str(out) + ".partial.jsonl") if '"sample_id"' in line)
+    assert 1 <= finished < 40
+    resumed = kvbench.run(long_job, out=out, batch=1, progress=False)
+    assert resumed["resumed"] == finished and resumed["summary"]["samples"] == 40
