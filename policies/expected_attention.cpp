@@ -10,7 +10,6 @@
 // the `future` positions after the newest token.
 #include <cmath>
 
-#include "engine/generate.h"  // up: prepare() receives GenerationSettings (policy.h), read for its sinks
 #include "policies/layer_scores.h"
 #include "policies/policy.h"
 
@@ -59,8 +58,8 @@ class ExpectedAttentionPolicy final : public Policy {
     return {false, budget.recent, Granularity::PerKvHead, budget.sinks};
   }
   ScoreKind score_kind() const override { return ScoreKind::PerKvHead; }
-  void prepare(const Model&, const std::vector<int64_t>&, const GenerationSettings& settings, const StopCheck&) override {
-    sinks_ = settings.budget.sinks;
+  void prepare(const Preparation& preparation) override {
+    sinks_ = preparation.budget.sinks;
   }
   void observe(const ForwardResult& step, const KvCache&) override {
     const int64_t T = step.queries.front().size(2), skip = std::clamp<int64_t>(sinks_ - fed_, 0, T);

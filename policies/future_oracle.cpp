@@ -17,16 +17,14 @@ class FutureOraclePolicy final : public Policy {
   KeepRule keep_rule(const CacheBudget& budget) const override {
     return {false, budget.recent, Granularity::PerKvHead, budget.sinks};
   }
-  void prepare(const Model& model, const std::vector<int64_t>& prompt, const GenerationSettings& settings,
-               const StopCheck& stop) override {
+  void prepare(const Preparation& preparation) override {
     if (!look_ahead_) return;
-    const auto full = make_policy("full");
-    const GenerationResult future = generate(model, *full, prompt, look_ahead_settings(settings), stop);
-    std::vector<int64_t> ids = prompt;
-    ids.insert(ids.end(), future.rollouts[0].generated.begin(), future.rollouts[0].generated.end());
+    std::vector<int64_t> ids = preparation.prompt;
+    const std::vector<int64_t> future = preparation.full_cache_continuation();
+    ids.insert(ids.end(), future.begin(), future.end());
     FutureMassSpec spec;
-    spec.window = settings.budget.recent;
-    targets_ = future_oracle_targets(model, ids, spec);
+    spec.window = preparation.budget.recent;
+    targets_ = future_oracle_targets(preparation.model, ids, spec);
   }
   at::Tensor score(const ScoringContext& context) override {
     const int64_t S = targets_.size(2);
@@ -54,13 +52,6 @@ std::unique_ptr<Policy> future_oracle_policy(at::Tensor targets) {
 // The registry's instance measures the future of each prompt it generates for.
 std::unique_ptr<Policy> make_future_oracle_policy(const PolicyOptions&) {
   return std::make_unique<FutureOraclePolicy>(at::Tensor());
-}
-
-GenerationSettings look_ahead_settings(const GenerationSettings& settings) {
-  GenerationSettings look_ahead = settings;
-  look_ahead.budget.h = std::numeric_limits<int32_t>::max();
-  look_ahead.shadow_full = false;
-  return look_ahead;
 }
 
 at::Tensor future_oracle_targets(const Model& model, const std::vector<int64_t>& ids, const FutureMassSpec& spec) {

@@ -2,7 +2,7 @@
 // long-range entries chosen by a scorer (J = s + w + k). The scorer is a learned per-head model of
 // each entry's future attention mass (--scorer FILE, see `kvbench train-scorer`); without one the
 // documented untrained fallback is the attention mass real queries paid so far (as h2o-true). A stateful
-// scorer (mLSTM, train/kvpop_mlstm.h) sees every entry once as it enters the cache and scores it when
+// scorer (mLSTM, policies/kvpop_mlstm.h) sees every entry once as it enters the cache and scores it when
 // it leaves the protected window; entries it has not scored yet are kept.
 //
 // Ragged caches (pyramid, ada): the scores are per layer and KV head already; each layer's are padded to
@@ -29,8 +29,8 @@ class KvpopPolicy final : public Policy {
     return {false, budget.recent, Granularity::PerKvHead, budget.sinks};
   }
   ScoreKind score_kind() const override { return ScoreKind::PerKvHead; }
-  void prepare(const Model& model, const std::vector<int64_t>&, const GenerationSettings&, const StopCheck&) override {
-    model_ = &model;
+  void prepare(const Preparation& preparation) override {
+    model_ = &preparation.model;
   }
   void observe(const ForwardResult& step, const KvCache& cache) override {
     if (!scorer_) mass_.add(step, cache.keys(0).size(1));

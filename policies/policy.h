@@ -59,8 +59,6 @@ struct KeepRule {
   int64_t sinks = 0;            // entries right after the frozen prefix always kept (counted in J)
 };
 
-struct GenerationSettings;  // engine/generate.h
-
 // Text-level stop (stop strings, a complete \boxed{}): called with a rollout's tokens so far.
 using StopCheck = std::function<bool(int64_t rollout, const std::vector<int64_t>& generated)>;
 
@@ -68,6 +66,16 @@ struct ScoringContext {
   const Model& model;
   const KvCache& cache;
   const CacheBudget& budget;
+};
+
+// What a policy may learn before generation starts (Policy::prepare): the prompt and the budget, and for an
+// offline policy the future — rollout 0's continuation of the prompt as this generation decodes it with a full
+// cache (the same sampling, length and stop rule, never refreshed), generated when it is called.
+struct Preparation {
+  const Model& model;
+  const std::vector<int64_t>& prompt;
+  const CacheBudget& budget;
+  std::function<std::vector<int64_t>()> full_cache_continuation;
 };
 
 class Policy;
@@ -122,10 +130,9 @@ class Policy {
   // True when the state left by one sample changes the next (the paper's h2o hook, reused over a dataset):
   // the runner then runs one instance over the samples in order, one at a time.
   virtual bool carries_across_samples() const { return false; }
-  // Called once before generation starts. Offline policies (future-oracle) look ahead here: they may run
-  // a full-cache generation of the same prompt to learn what the future attends to.
-  virtual void prepare(const Model& model, const std::vector<int64_t>& prompt, const GenerationSettings& settings,
-                       const StopCheck& stop) {}
+  // Called once before generation starts. Offline policies (future-oracle) look ahead here: they may ask for
+  // the full-cache continuation of the same prompt to learn what the future attends to.
+  virtual void prepare(const Preparation& preparation) {}
 };
 
 struct PolicyOptions {

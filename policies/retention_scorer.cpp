@@ -1,6 +1,6 @@
 #include "policies/retention_scorer.h"
 
-#include "train/kvpop_scorer.h"  // up: kvpop's learned scorer is the model train-scorer fits
+#include "policies/kvpop_scorer.h"
 
 namespace kvbench {
 

@@ -37,7 +37,7 @@ class RetentionScorer {
                            const at::Tensor& positions) const = 0;
 };
 
-// A scorer file written by `kvbench train-scorer` (see train/kvpop_scorer.h).
+// A scorer file written by `kvbench train-scorer` (see policies/kvpop_scorer.h).
 std::unique_ptr<RetentionScorer> load_retention_scorer(const std::string& path);
 
 }  // namespace kvbench

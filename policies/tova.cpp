@@ -11,7 +11,6 @@
 
 #include "common/error.h"
 
-#include "engine/generate.h"  // up: prepare() receives GenerationSettings (policy.h), read for its budget
 #include "policies/policy.h"
 
 namespace kvbench {
@@ -28,8 +27,8 @@ class TovaPolicy final : public Policy {
     return {false, budget.recent, budget.ragged || each_layer_ ? Granularity::PerKvHead : Granularity::Token};
   }
   ScoreKind score_kind() const override { return ScoreKind::PerKvHead; }
-  void prepare(const Model&, const std::vector<int64_t>&, const GenerationSettings& settings, const StopCheck&) override {
-    ragged_ = settings.budget.ragged;
+  void prepare(const Preparation& preparation) override {
+    ragged_ = preparation.budget.ragged;
     per_layer_ = ragged_ || each_layer_;
   }
   void observe(const ForwardResult& step, const KvCache& cache) override {

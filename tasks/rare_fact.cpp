@@ -104,7 +104,7 @@ Sample generate_sample(const RareFactSpec& spec, int index) {
     answers.push_back(std::to_string(codes[f]));
   }
   Sample sample;
-  sample.id = fmt::format("s{}/{}", spec.seed, index);
+  sample.id = generated_sample_id(spec.seed, index);
   sample.record = {{"id", sample.id}, {"answers", answers}, {"lockers", lockers}, {"positions", positions}};
   sample.inputs = {{"text", story(filler, filler_words, facts, positions)}};
   return sample;
@@ -193,14 +193,12 @@ class RareFact : public Task {
 }  // namespace
 
 RareFactSpec parse_rare_fact_spec(const std::string& text) {
-  const std::string prefix = "rare-fact";
-  if (text.rfind(prefix, 0) != 0 || (text.size() > prefix.size() && text[prefix.size()] != ':'))
-    fail("rare-fact spec \"{}\": expected \"rare-fact:seed=0,samples=20,words=400,facts=1\"", text);
-  const SpecItems items = parse_spec(text, prefix).items;
-  constexpr int64_t kMostPerSpec = 10'000'000;
   RareFactSpec spec;
-  spec.seed = items.integer("seed", static_cast<int64_t>(spec.seed), 0, 999'999'999'999'999'999);
-  spec.samples = items.integer("samples", spec.samples, 1, kMostPerSpec);
+  const GeneratedSpec generated = parse_generated_spec(text, "rare-fact", spec.samples);
+  const SpecItems& items = generated.items;
+  constexpr int64_t kMostPerSpec = 10'000'000;
+  spec.seed = generated.seed;
+  spec.samples = static_cast<int>(generated.samples);
   spec.words = items.integer("words", spec.words, 1, kMostPerSpec);
   spec.facts = items.integer("facts", spec.facts, 1, kMostPerSpec);
   if (const auto positions = items.text("positions")) spec.positions = fractions(*positions, text);

@@ -35,6 +35,18 @@ Grade letter_grade(const Sample& sample, std::optional<char> letter) {
   return grade;
 }
 
+GeneratedSpec parse_generated_spec(const std::string& text, const std::string& task, int64_t default_samples) {
+  if (text.rfind(task, 0) != 0 || (text.size() > task.size() && text[task.size()] != ':'))
+    fail("{} spec \"{}\": expected \"{}:key=value,…\" (e.g. {}:seed=0,samples=20)", task, text, task, task);
+  GeneratedSpec spec{text, parse_spec(text, task).items};
+  constexpr int64_t kMostSamples = 10'000'000;
+  spec.seed = spec.items.integer("seed", 0, 0, 999'999'999'999'999'999);
+  spec.samples = spec.items.integer("samples", default_samples, 1, kMostSamples);
+  return spec;
+}
+
+std::string generated_sample_id(uint64_t seed, int64_t index) { return fmt::format("s{}/{}", seed, index); }
+
 std::string trimmed(std::string_view text) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return "";

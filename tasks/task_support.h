@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/spec.h"
 #include "tasks/task.h"
 
 namespace kvbench::tasks {
@@ -20,6 +21,18 @@ std::string lettered_options(const Sample& sample);
 // A multiple-choice grade from the letter extracted from an output: it is the prediction, and scores 1 when it
 // is the sample's record["answer"]; a null answer (no option is right) is matched by no letter.
 Grade letter_grade(const Sample& sample, std::optional<char> letter);
+
+// A generated task's --data: "name:key=value,…" (common/spec.h), its name first. Every generated task has a
+// seed and a sample count, read here (`default_samples` when absent); the rest of `items` is the task's own
+// (read them, then items.check_all_read()). Sample i of seed S has the id generated_sample_id(S, i), "sS/i".
+struct GeneratedSpec {
+  std::string text;
+  SpecItems items;
+  uint64_t seed = 0;
+  int64_t samples = 0;
+};
+GeneratedSpec parse_generated_spec(const std::string& text, const std::string& task, int64_t default_samples);
+std::string generated_sample_id(uint64_t seed, int64_t index);
 
 // `text` without leading and trailing whitespace.
 std::string trimmed(std::string_view text);

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "cache/resampled_cache.h"
+#include "bench/resampled_cache.h"
 #include "engine/machine_rates.h"
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -53,12 +53,12 @@ double loglog_exponent(const std::vector<double>& x, const std::vector<double>& 
   return points.size() >= 2 && sxx > 0 ? sxy / sxx : NAN;
 }
 
-// A cache of n entries whose scoring takes as long as on n real tokens, built in O(n) (cache/resampled_cache.h):
+// A cache of n entries whose scoring takes as long as on n real tokens, built in O(n) (bench/resampled_cache.h):
 // a prefill of min(n, 512) random tokens, as it is for n ≤ 512, resampled to n entries above.
 KvCache filled_cache(const Model& model, int64_t n) {
   constexpr int64_t kPrefillTokens = 512;
   const int64_t count = std::min(n, kPrefillTokens);
-  KvCache prefilled(model.config(), 1, model.options(), true);
+  KvCache prefilled(cache_shape(model.config()), 1, model.options(), true);
   const auto device = model.options().device();
   model.forward(at::tensor(random_ids(count, model.config().vocab_size, n)).unsqueeze(0).to(device),
                 at::arange(count, at::kLong).unsqueeze(0).to(device), prefilled);

@@ -6,17 +6,17 @@
 
 namespace kvbench {
 
-KvCache::KvCache(const ModelConfig& config, int64_t batch, at::TensorOptions options, bool keep_last_layer_input)
+KvCache::KvCache(const CacheShape& shape, int64_t batch, at::TensorOptions options, bool keep_last_layer_input)
     : batch_(batch),
-      kv_heads_(config.num_kv_heads),
-      head_dim_(config.head_dim),
-      hidden_(config.hidden_size),
+      kv_heads_(shape.kv_heads),
+      head_dim_(shape.head_dim),
+      hidden_(shape.hidden),
       keep_last_layer_input_(keep_last_layer_input),
       options_(options),
-      keys_(config.num_layers),
-      values_(config.num_layers),
-      layer_size_(config.num_layers, 0),
-      padded_(config.num_layers, false) {
+      keys_(shape.layers),
+      values_(shape.layers),
+      layer_size_(shape.layers, 0),
+      padded_(shape.layers, false) {
   reserve(64);
   last_ids_ = at::full({batch}, -1, options.dtype(at::kLong));
 }

@@ -17,13 +17,13 @@
 
 #include <vector>
 
-#include "model/config.h"
+#include "cache/cache_shape.h"
 
 namespace kvbench {
 
 class KvCache {
  public:
-  KvCache(const ModelConfig& config, int64_t batch, at::TensorOptions options, bool keep_last_layer_input);
+  KvCache(const CacheShape& shape, int64_t batch, at::TensorOptions options, bool keep_last_layer_input);
 
   // Slots of the widest layer (every layer outside ragged mode); size(layer): that layer's slots.
   int64_t size() const { return size_; }

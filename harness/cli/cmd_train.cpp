@@ -182,7 +182,7 @@ void add_train_scorer_command(CLI::App& app) {
   cmd->add_option("--k", o->training.budget.k, "Long-range slots per KV head")->capture_default_str();
   cmd->add_option("--kind", o->kind,
                   "linear or mlp (headwise on [k; v]), or mlstm: KVpop's stateful scorer, an mLSTM memory over the\n"
-                  "tokens in order that scores a token when it leaves the protected window (train/kvpop_mlstm.h)")
+                  "tokens in order that scores a token when it leaves the protected window (policies/kvpop_mlstm.h)")
       ->check(CLI::IsMember({"linear", "mlp", "mlstm"}))
       ->capture_default_str();
   cmd->add_option("--hidden", o->training.shape.hidden, "MLP width, or mLSTM memory width")->capture_default_str();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <tuple>
 #include <utility>
 
@@ -22,6 +23,13 @@ double seconds_since(Clock::time_point start) {
 }
 
 }  // namespace
+
+GenerationSettings look_ahead_settings(const GenerationSettings& settings) {
+  GenerationSettings look_ahead = settings;
+  look_ahead.budget.h = std::numeric_limits<int32_t>::max();
+  look_ahead.shadow_full = false;
+  return look_ahead;
+}
 
 // The decode side of Algorithm 1: one token list per rollout, sampled together (each rollout its own RNG).
 class SampleGeneration::Rollouts {
@@ -100,13 +108,18 @@ SampleGeneration::SampleGeneration(const Model& model, Policy& policy, std::vect
       policy_(policy),
       settings_(std::move(settings)),
       stop_(std::move(stop)),
-      cache_(model.config(), 1, model.options(), policy.needs().last_layer_input) {
+      cache_(cache_shape(model.config()), 1, model.options(), policy.needs().last_layer_input) {
   validate(settings_, static_cast<int64_t>(prompt.size()), policy_);
   validate_allocator(settings_.budget, settings_.phrase, policy_, model_.config());
   result_.prompt = std::move(prompt);
   if (settings_.shadow_full) observers_.push_back(std::make_unique<ShadowRun>(model_, settings_.rollouts));
   policy_.reset();
-  policy_.prepare(model_, result_.prompt, settings_, stop_);
+  policy_.prepare({model_, result_.prompt, settings_.budget, [this] {
+                     const auto full = make_policy("full");
+                     return generate(model_, *full, result_.prompt, look_ahead_settings(settings_), stop_)
+                         .rollouts[0]
+                         .generated;
+                   }});
 }
 
 SampleGeneration::~SampleGeneration() = default;

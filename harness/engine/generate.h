@@ -129,6 +129,12 @@ class SampleGeneration {
 GenerationResult generate(const Model& model, Policy& policy, const std::vector<int64_t>& prompt,
                           const GenerationSettings& settings, const StopCheck& stop = {});
 
+// What an offline policy looks ahead at (Preparation::full_cache_continuation): the generation's own settings
+// (same sampling, length, stop ids and rollouts, so rollout 0 continues the prompt as the full cache would),
+// never refreshed, and without what only records the run and cannot change its tokens: --shadow full would
+// decode a second full-cache twin of a full-cache run.
+GenerationSettings look_ahead_settings(const GenerationSettings& settings);
+
 // Samples decoded together by default: enough sequences that a decode step's weight reads are shared by
 // many tokens (see `kvbench bench throughput`): 16 on CPU, 64 on CUDA.
 int64_t default_batch(const Model& model);

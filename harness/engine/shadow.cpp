@@ -12,7 +12,7 @@ double kl_of_logits(const at::Tensor& full, const at::Tensor& policy) {
   return (log_p.exp() * (log_p - log_q)).sum().item<double>();
 }
 
-ShadowCache::ShadowCache(const Model& model) : model_(model), cache_(model.config(), 1, model.options(), false) {}
+ShadowCache::ShadowCache(const Model& model) : model_(model), cache_(cache_shape(model.config()), 1, model.options(), false) {}
 
 ShadowStep ShadowCache::feed(const at::Tensor& ids, const at::Tensor& positions, bool attention) {
   StepInput input{ids, positions, &cache_, {}};

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "cache/cache_shape.h"
+
 namespace kvbench {
 
 enum class ModelFamily { Llama, Qwen2, Qwen3 };
@@ -41,6 +43,8 @@ struct ModelConfig {
 
   int64_t group_size() const { return num_heads / num_kv_heads; }  // query heads per KV head
 };
+
+inline CacheShape cache_shape(const ModelConfig& c) { return {c.num_layers, c.num_kv_heads, c.head_dim, c.hidden_size}; }
 
 // Reads DIR/config.json; throws kvbench::Error naming the file and field on anything missing or unsupported.
 ModelConfig load_model_config(const std::filesystem::path& model_dir);

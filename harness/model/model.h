@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cache/kv_cache.h"  // up: a step reads and appends the cache it is given (Algorithm 2)
+#include "cache/kv_cache.h"
 #include "model/config.h"
 #include "model/linear.h"
 

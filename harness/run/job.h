@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/generate.h"
 #include "engine/score_transforms.h"
 #include "policies/policy.h"
 #include "tokenizer/tokenizer.h"

@@ -72,7 +72,7 @@ KvpopSequence analyse_sequence(const Model& model, const std::vector<int64_t>& i
   }
   out.targets = at::stack(targets);
   if (keep_attention) {  // the engine's own causal pass, whose attention the kvpop fallback accumulates
-    KvCache cache(model.config(), 1, model.options(), false);
+    KvCache cache(cache_shape(model.config()), 1, model.options(), false);
     ForwardOptions options;
     options.attention = AttentionCapture::AllLayers;
     const ForwardResult result = model.forward(tokens, positions, cache, options);

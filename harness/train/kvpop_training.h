@@ -1,5 +1,5 @@
 // Training and evaluating KVpop scorers offline, from full-cache passes of the model over texts:
-// targets and boundary pairs (train/kvpop_targets.h), the pairwise loss, and recall of the
+// targets and boundary pairs (policies/kvpop_targets.h), the pairwise loss, and recall of the
 // future-attention oracle's kept set by the learned scorer and by the untrained fallback
 // (accumulated attention mass, as the kvpop policy uses without a scorer file).
 #pragma once
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "model/model.h"
-#include "train/kvpop_scorer.h"
-#include "train/kvpop_targets.h"
+#include "policies/kvpop_scorer.h"
+#include "policies/kvpop_targets.h"
 
 namespace kvbench {
 

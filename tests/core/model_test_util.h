@@ -20,7 +20,7 @@ inline at::Tensor position_range(int64_t begin, int64_t count) {
 
 // Logits [T, V] of a whole sequence fed in chunks of `chunk` tokens through one growing cache.
 inline at::Tensor chunked_logits(const Model& model, const std::vector<int64_t>& ids, int64_t chunk) {
-  KvCache cache(model.config(), 1, model.options(), false);
+  KvCache cache(cache_shape(model.config()), 1, model.options(), false);
   std::vector<at::Tensor> out;
   for (int64_t begin = 0; begin < static_cast<int64_t>(ids.size()); begin += chunk) {
     const int64_t n = std::min<int64_t>(chunk, static_cast<int64_t>(ids.size()) - begin);
@@ -33,7 +33,7 @@ inline at::Tensor chunked_logits(const Model& model, const std::vector<int64_t>&
 // Greedy continuation through the cache one token at a time (the plain decode path).
 inline std::vector<int64_t> greedy(const Model& model, const std::vector<int64_t>& prompt, int64_t max_new,
                                    int64_t stop_id = -1) {
-  KvCache cache(model.config(), 1, model.options(), false);
+  KvCache cache(cache_shape(model.config()), 1, model.options(), false);
   at::Tensor logits = model.forward(ids_tensor(prompt), position_range(0, prompt.size()), cache).logits;
   std::vector<int64_t> generated;
   for (int64_t step = 0; step < max_new; ++step) {

@@ -140,7 +140,7 @@ TEST_CASE("shadow: nothing evicted, nothing lost", "[shadow][attention-loss]") {
 TEST_CASE("shadow: attention on absent entries reads each query head's own KV head", "[shadow][attention-loss]") {
   const Model model = tiny_model();  // 4 query heads over 2 KV heads, 3 layers
   const int64_t L = 3, H = 4, KV = 2, N = 10, T = 2;
-  KvCache cache(model.config(), 1, model.options(), false);
+  KvCache cache(cache_shape(model.config()), 1, model.options(), false);
   model.forward(ids_tensor(random_prompt(N)), position_range(0, N), cache);
   // Layer l, KV head g keeps {g, 2 + g + l, 6 + l % 2, 8 + g}: ascending, and different for every (l, g).
   at::Tensor keep = at::empty({1, L, KV, 4}, at::kLong);

@@ -157,7 +157,7 @@ TEST_CASE("a forward pass of several groups gives each group's own logits", "[ba
     std::vector<int64_t> ids(cached + fresh);
     for (auto& id : ids) id = token(rng);
     for (auto* caches : {&alone_caches, &group_caches}) {
-      caches->emplace_back(model.config(), 1, model.options(), true);
+      caches->emplace_back(cache_shape(model.config()), 1, model.options(), true);
       model.forward(ids_tensor({ids.begin(), ids.begin() + cached}), position_range(0, cached), caches->back());
     }
     const at::Tensor fresh_ids = ids_tensor({ids.begin() + cached, ids.end()});

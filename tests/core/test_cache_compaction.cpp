@@ -68,7 +68,7 @@ TEST_CASE("compacted cache: next steps equal the numpy reference over the surviv
     const Model model = Model::load(dir);
     // Two sequences in one batch, each with its own prefix and its own surviving subset.
     const Scenario a = random_scenario(1, model.config().vocab_size), b = random_scenario(2, model.config().vocab_size);
-    KvCache cache(model.config(), 2, model.options(), true);
+    KvCache cache(cache_shape(model.config()), 2, model.options(), true);
     prefill_in_chunks(model, cache, {a.prefix, b.prefix});
     cache.compact(at::stack({at::tensor(a.keep, at::kLong), at::tensor(b.keep, at::kLong)}));
     REQUIRE(cache.size() == 11);
@@ -84,7 +84,7 @@ TEST_CASE("compacted cache: next steps equal the numpy reference over the surviv
 TEST_CASE("expand_batch replicates a prefilled prompt into identical rollouts", "[cache]") {
   KVBENCH_REQUIRE_SHARED("models/stories260K");
   const Model model = Model::load(shared_dir() / "models/stories260K");
-  KvCache cache(model.config(), 1, model.options(), false);
+  KvCache cache(cache_shape(model.config()), 1, model.options(), false);
   model.forward(ids_tensor({1, 403, 407, 261, 378}), position_range(0, 5), cache);
   cache.expand_batch(3);
   const at::Tensor logits = model.forward(at::full({3, 1}, 261, at::kLong), at::full({3, 1}, 5, at::kLong), cache).logits;

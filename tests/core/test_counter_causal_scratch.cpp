@@ -178,7 +178,7 @@ TEST_CASE("counter-causal scores through cached K/V equal a from-scratch recompu
     // Gappy original positions, as a cache looks after evictions.
     const std::vector<int64_t> ids = {1, 403, 407, 261, 378, 290, 33, 71, 400, 12, 260, 99};
     const std::vector<int64_t> pos = {0, 2, 3, 7, 8, 11, 15, 16, 20, 24, 25, 31};
-    KvCache cache(model.config(), 1, model.options(), true);
+    KvCache cache(cache_shape(model.config()), 1, model.options(), true);
     for (size_t t = 0; t < ids.size(); ++t)  // one token at a time, each at its original position
       model.forward(ids_tensor({ids[t]}), at::full({1, 1}, pos[t], at::kLong), cache);
     for (const char* policy_name : {"counter-causal", "counter-causal-fast"}) {
@@ -200,7 +200,7 @@ TEST_CASE("counter-causal query blocks do not change the scores", "[counter-caus
   KVBENCH_REQUIRE_SHARED("models/tiny-llama3");
   const Model model = Model::load(shared_dir() / "models/tiny-llama3");
   at::manual_seed(163);  // a fixed cache: a failure replays
-  KvCache cache(model.config(), 2, model.options(), true);
+  KvCache cache(cache_shape(model.config()), 2, model.options(), true);
   model.forward(at::randint(3, 500, {2, 50}, at::kLong), at::arange(50, at::kLong).unsqueeze(0).expand({2, 50}), cache);
   const at::Tensor x = cache.last_layer_input();
   const int64_t last = model.config().num_layers - 1;
@@ -233,7 +233,7 @@ TEST_CASE("counter-causal over a ragged cache equals a from-scratch recomputatio
       return t != 4 && (t != 5 || l == 0) && (t + 3 * l + kv) % 4 != 1;
     };
     const auto held = [&](int64_t l, int64_t kv, int64_t t) { return t >= compacted_at || kept(l, kv, t); };
-    KvCache cache(c, 1, model.options(), true);
+    KvCache cache(cache_shape(c), 1, model.options(), true);
     for (int64_t t = 0; t < compacted_at; ++t) model.forward(ids_tensor({ids[t]}), at::full({1, 1}, pos[t], at::kLong), cache);
     at::Tensor keep = at::full({1, c.num_layers, c.num_kv_heads, compacted_at}, -1, at::kLong);
     for (int64_t l = 0; l < c.num_layers; ++l)
@@ -299,7 +299,7 @@ TEST_CASE("counter-causal scores in 16-bit on the CPU follow the float32 scores"
     const std::vector<int64_t> ids = {1, 403, 407, 261, 378, 290, 33, 71, 400, 12, 260, 99};
     const auto scores = [&](at::ScalarType dtype, const char* policy) {
       const Model model = Model::load(shared_dir() / "models" / name, at::kCPU, dtype);
-      KvCache cache(model.config(), 1, model.options(), true);
+      KvCache cache(cache_shape(model.config()), 1, model.options(), true);
       model.forward(ids_tensor(ids), at::arange(static_cast<int64_t>(ids.size()), at::kLong).unsqueeze(0), cache);
       CacheBudget budget;
       budget.J = 4;

@@ -22,7 +22,7 @@ bool cuda_here() {
 at::Tensor logits_on(const ModelConfig& config, at::Device device, at::ScalarType dtype,
                      const std::vector<int64_t>& ids, int64_t chunk) {
   const Model model = random_model(config, 1, device, dtype);
-  KvCache cache(model.config(), 1, model.options(), false);
+  KvCache cache(cache_shape(model.config()), 1, model.options(), false);
   std::vector<at::Tensor> out;
   for (int64_t begin = 0; begin < static_cast<int64_t>(ids.size()); begin += chunk) {
     const int64_t n = std::min<int64_t>(chunk, static_cast<int64_t>(ids.size()) - begin);

@@ -56,14 +56,14 @@ struct ScratchDir {
 };
 
 at::Tensor logits_at(const Model& model, const std::vector<int64_t>& ids, int64_t start) {
-  KvCache cache(model.config(), 1, model.options(), false);
+  KvCache cache(cache_shape(model.config()), 1, model.options(), false);
   return model.forward(ids_tensor(ids), position_range(start, ids.size()), cache, {true}).logits[0];
 }
 
 // Greedy continuation through kvbench's cache, with the logits each token was chosen from.
 std::vector<int64_t> greedy_with_logits(const Model& model, const std::vector<int64_t>& prompt, int64_t max_new,
                                         std::vector<at::Tensor>& logits_out) {
-  KvCache cache(model.config(), 1, model.options(), false);
+  KvCache cache(cache_shape(model.config()), 1, model.options(), false);
   at::Tensor logits = model.forward(ids_tensor(prompt), position_range(0, prompt.size()), cache).logits[0][-1];
   std::vector<int64_t> generated;
   for (int64_t step = 0; step < max_new; ++step) {

@@ -81,7 +81,7 @@ const std::vector<int64_t> kIds = {3, 17, 17, 40, 8, 3, 29, 17};
 
 TEST_CASE("key smear: layer-0 cached keys equal a hand computation (previous token's key, gate, RoPE)", "[model]") {
   const Model model = smeared_model();
-  KvCache cache(model.config(), 1, model.options(), false);
+  KvCache cache(cache_shape(model.config()), 1, model.options(), false);
   model.forward(ids_tensor(kIds), position_range(0, kIds.size()), cache);
   for (int64_t head = 0; head < 2; ++head)
     for (int64_t t = 0; t < static_cast<int64_t>(kIds.size()); ++t) {
@@ -91,7 +91,7 @@ TEST_CASE("key smear: layer-0 cached keys equal a hand computation (previous tok
   // The gates take part: other gates, other layer-0 keys.
   ModelWeights other = model.weights();
   other.layers[0].k_smear = at::tensor({3.0, -3.0}, at::kDouble);
-  KvCache plain(model.config(), 1, model.options(), false);
+  KvCache plain(cache_shape(model.config()), 1, model.options(), false);
   Model::from_weights(model.config(), other).forward(ids_tensor(kIds), position_range(0, kIds.size()), plain);
   CHECK_FALSE(at::allclose(plain.keys(0), cache.keys(0)));
 }
@@ -110,7 +110,7 @@ TEST_CASE("key smear: after eviction and across rollouts the new token still rea
   std::vector<QueryKeyValue> layers;
   model.forward_sequence(ids_tensor(kIds), position_range(0, kIds.size()), &layers);
   const int64_t n = static_cast<int64_t>(kIds.size()) - 1;
-  KvCache cache(model.config(), 1, model.options(), false);
+  KvCache cache(cache_shape(model.config()), 1, model.options(), false);
   const std::vector<int64_t> prompt(kIds.begin(), kIds.begin() + n);
   model.forward(ids_tensor(prompt), position_range(0, n), cache);
   cache.compact(at::tensor({0, 2}, at::kLong));  // the newest token (the next one's predecessor) is evicted

@@ -1,4 +1,4 @@
-// KVpop's stateful mLSTM scorer (train/kvpop_mlstm.h): the parallel form (training) and the recurrent
+// KVpop's stateful mLSTM scorer (policies/kvpop_mlstm.h): the parallel form (training) and the recurrent
 // form (the kvpop policy) against a step-by-step recomputation written here from the definition, in
 // float64 and without stabilisation; the delayed readout reads nothing beyond the token that arrives;
 // and the kvpop policy's scores at real refreshes equal the parallel form over the tokens fed so far.
@@ -12,7 +12,7 @@
 #include "engine/generate.h"
 #include "model_test_util.h"
 #include "test_support.h"
-#include "train/kvpop_scorer.h"
+#include "policies/kvpop_scorer.h"
 
 using namespace kvbench;
 using namespace kvbench::testing;

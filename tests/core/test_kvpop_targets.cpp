@@ -11,8 +11,9 @@
 
 #include "model/random_model.h"
 #include "model_test_util.h"
-#include "train/kvpop_scorer.h"
-#include "train/kvpop_targets.h"
+#include "policies/kvpop_scorer.h"
+#include "policies/kvpop_targets.h"
+#include "engine/generate.h"
 #include "engine/refresh.h"
 #include "policies/future_oracle.h"
 #include "test_support.h"
@@ -56,7 +57,7 @@ TEST_CASE("future-mass targets equal a brute-force S×S computation", "[kvpop][t
   const at::Tensor tokens = ids_tensor(ids), positions = position_range(0, ids.size());
   std::vector<QueryKeyValue> layers;
   model.forward_sequence(tokens, positions, &layers);
-  KvCache cache(model.config(), 1, model.options(), false);
+  KvCache cache(cache_shape(model.config()), 1, model.options(), false);
   ForwardOptions options;
   options.attention = AttentionCapture::AllLayers;
   const ForwardResult engine = model.forward(tokens, positions, cache, options);  // dense [1, H, S, S]
@@ -156,7 +157,7 @@ TEST_CASE("future-oracle keeps sinks, the window and each head's top-k by its ta
   const Model model = peaked_model(at::kFloat);
   std::vector<int64_t> ids;
   for (int64_t i = 0; i < 30; ++i) ids.push_back((i * 7) % 19);
-  KvCache cache(model.config(), 1, model.options(), false);
+  KvCache cache(cache_shape(model.config()), 1, model.options(), false);
   model.forward(ids_tensor(ids), position_range(0, 30), cache);
   at::manual_seed(3);
   at::Tensor targets = at::randn({2, 2, 25});  // the table ends before the cache does: positions 25..29 are "unknown"

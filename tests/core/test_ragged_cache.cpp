@@ -115,7 +115,7 @@ TEST_CASE("ragged cache: prefill chunk and decode equal a masked pass over the u
   std::vector<std::vector<int64_t>> ids(B);
   for (auto& sequence : ids)
     for (int i = 0; i < 40; ++i) sequence.push_back(std::uniform_int_distribution<int64_t>(3, 49)(rng));
-  KvCache cache(config, B, model.options(), false);
+  KvCache cache(cache_shape(config), B, model.options(), false);
   Layout layout{PerRow<std::vector<int64_t>>(B, std::vector<std::vector<std::vector<int64_t>>>(L, std::vector<std::vector<int64_t>>(KV)))};
   at::Tensor allowed = at::zeros({B, L, KV, 40, 40}, at::kBool);
   int64_t fed = 0;
@@ -228,7 +228,7 @@ TEST_CASE("ragged cache keeps ids, positions and H^(L-1) of the tokens any layer
   ModelConfig config = tiny_model_config(ModelFamily::Llama, 32, 4, 2, 50);
   config.num_layers = 2;
   const Model model = random_model(config, 3, at::kCPU, at::kFloat);
-  KvCache cache(config, 2, model.options(), /*keep_last_layer_input=*/true);
+  KvCache cache(cache_shape(config), 2, model.options(), /*keep_last_layer_input=*/true);
   const at::Tensor ids = at::tensor({10, 11, 12, 13, 14, 15, 20, 21, 22, 23, 24, 25}, at::kLong).view({2, 6});
   model.forward(ids, at::arange(6, at::kLong).unsqueeze(0).expand({2, 6}).contiguous(), cache);
   const at::Tensor input = cache.last_layer_input().clone();  // [2, 6, hidden]

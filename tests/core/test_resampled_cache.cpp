@@ -1,4 +1,4 @@
-// The O(n) cache fill of `kvbench bench refresh` (cache/resampled_cache.h) against independent references: the
+// The O(n) cache fill of `kvbench bench refresh` (bench/resampled_cache.h) against independent references: the
 // layout of a cache the model's own causal forward fills with n tokens, every entry a copy of a source
 // entry with its key rotated by a from-scratch RoPE (float64, written here), reproducible from the seed,
 // and scored by the counter-causal passes as a prefilled cache is.
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <set>
 
-#include "cache/resampled_cache.h"
+#include "bench/resampled_cache.h"
 #include "model/random_model.h"
 #include "model_test_util.h"
 #include "policies/policy.h"
@@ -23,7 +23,7 @@ Model tiny_model() {
 
 // A cache of n tokens the way a prefill builds it: one forward over ids 3, 4, ... at positions 0..n−1.
 KvCache prefilled_cache(const Model& model, int64_t n, bool keep_last_layer_input = true) {
-  KvCache cache(model.config(), 1, model.options(), keep_last_layer_input);
+  KvCache cache(cache_shape(model.config()), 1, model.options(), keep_last_layer_input);
   const at::Tensor ids = at::arange(n, at::kLong).remainder(model.config().vocab_size - 3).add(3).unsqueeze(0);
   model.forward(ids, position_range(0, n), cache);
   return cache;
@@ -133,7 +133,7 @@ TEST_CASE("resampled cache: bad sizes and sources are refused", "[bench][resampl
   const Model model = tiny_model();
   const KvCache source = prefilled_cache(model, 40);
   CHECK_THROWS_WITH(resampled_cache(model, source, 0, 5), Catch::Contains("n must be positive"));
-  const KvCache empty(model.config(), 1, model.options(), true);
+  const KvCache empty(cache_shape(model.config()), 1, model.options(), true);
   CHECK_THROWS_WITH(resampled_cache(model, empty, 10, 5), Catch::Contains("non-empty token-level cache"));
   CHECK_THROWS_WITH(resampled_cache(model, prefilled_cache(model, 40, false), 10, 5), Catch::Contains("keeps H^(L-1)"));
 }

@@ -65,7 +65,7 @@ TEST_CASE("SDPA through whole passes: chunked prefill logits and counter-causal 
   const auto ids_tensor = at::randint(3, model.config().vocab_size, {90}, at::kLong);
   const std::vector<int64_t> ids(ids_tensor.data_ptr<int64_t>(), ids_tensor.data_ptr<int64_t>() + 90);
   const at::Tensor logits = testing::chunked_logits(model, ids, 32);
-  KvCache cache(model.config(), 1, model.options(), true);
+  KvCache cache(cache_shape(model.config()), 1, model.options(), true);
   model.forward(testing::ids_tensor(ids), testing::position_range(0, 90), cache);
   const at::Tensor input = model.embed(cache.token_ids());
   const at::Tensor scores = anticausal_scores(model, cache, input, 0, true, 1);

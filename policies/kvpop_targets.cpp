@@ -1,4 +1,4 @@
-#include "train/kvpop_targets.h"
+#include "policies/kvpop_targets.h"
 
 #include <cmath>
 #include <limits>

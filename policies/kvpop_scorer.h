@@ -1,6 +1,6 @@
 // KVpop's learned retention scorers (arXiv 2607.05061): one small model per (layer, KV head) that
 // scores a cache entry from its key and value alone, trained on future-attention-mass targets
-// (train/kvpop_targets.h). Features: [k; v] with the key rotated back to position 0 (the cache holds
+// (policies/kvpop_targets.h). Features: [k; v] with the key rotated back to position 0 (the cache holds
 // post-RoPE keys; un-rotating removes the position from the key's direction), standardised with the
 // training set's mean and spread. `kvbench train-scorer` writes them; the kvpop policy loads them.
 #pragma once
@@ -13,11 +13,11 @@
 
 #include "model/model.h"
 #include "policies/retention_scorer.h"
-#include "train/kvpop_mlstm.h"
+#include "policies/kvpop_mlstm.h"
 
 namespace kvbench {
 
-enum class ScorerKind { Linear, Mlp, Mlstm };  // Mlstm: the stateful scorer (train/kvpop_mlstm.h)
+enum class ScorerKind { Linear, Mlp, Mlstm };  // Mlstm: the stateful scorer (policies/kvpop_mlstm.h)
 
 struct KvpopScorerShape {
   ScorerKind kind = ScorerKind::Linear;

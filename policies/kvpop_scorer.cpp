@@ -1,4 +1,4 @@
-#include "train/kvpop_scorer.h"
+#include "policies/kvpop_scorer.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/ranges.h>
@@ -54,7 +54,7 @@ ScorerKind parse_scorer_kind(const std::string& text) {
 // Scores of entries the stream has not scored yet: above any learned score, so they stay.
 constexpr float kUnscored = 1e30f;
 
-// The kvpop policy's view of an mLSTM scorer: the recurrent form, token by token (train/kvpop_mlstm.h).
+// The kvpop policy's view of an mLSTM scorer: the recurrent form, token by token (policies/kvpop_mlstm.h).
 class MlstmStream final : public ScorerStream {
  public:
   explicit MlstmStream(const KvpopScorer& scorer) : scorer_(scorer), layers_(scorer.shape().layers) {}

@@ -1,4 +1,4 @@
-#include "cache/resampled_cache.h"
+#include "bench/resampled_cache.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -18,7 +18,7 @@ KvCache resampled_cache(const Model& model, const KvCache& source, int64_t n, ui
                               .to(source.token_ids().device());
   const at::Tensor positions = at::arange(n, rows.options()).unsqueeze(0);
   const at::Tensor shift = positions - source.positions().index_select(1, rows);
-  KvCache cache(model.config(), 1, model.options(), /*keep_last_layer_input=*/true);
+  KvCache cache(cache_shape(model.config()), 1, model.options(), /*keep_last_layer_input=*/true);
   cache.begin_append(n);  // one append reserves exactly n slots, as a prefill of n tokens does
   for (int64_t layer = 0; layer < cache.num_layers(); ++layer)
     cache.append_layer(layer, model.rope(source.keys(layer).index_select(2, rows), shift),

@@ -1,4 +1,4 @@
-#include "train/kvpop_mlstm.h"
+#include "policies/kvpop_mlstm.h"
 
 #include <cmath>
 #include <limits>
