@@ -12,6 +12,9 @@ class CounterCausalPolicy final : public AnticausalPolicy {
  public:
   using AnticausalPolicy::AnticausalPolicy;
   std::string name() const override { return "counter-causal"; }
+  std::string summary() const override {
+    return "lowest counter-causal logit: full anti-causal pass reusing cached K/V of every layer";
+  }
   std::optional<double> scoring_flops(const ModelConfig& config, int64_t n, const CacheBudget& budget) const override {
     return anticausal_pass_flops(config, n, budget.min_gap, config.num_layers, /*with_mlp=*/true);
   }

@@ -10,6 +10,7 @@ class CounterCausalFastPolicy final : public AnticausalPolicy {
  public:
   using AnticausalPolicy::AnticausalPolicy;
   std::string name() const override { return "counter-causal-fast"; }
+  std::string summary() const override { return "same from H^(L−1), last layer only, no MLP"; }
   PolicyNeeds needs() const override { return {true, AttentionCapture::None}; }
   std::optional<double> scoring_flops(const ModelConfig& config, int64_t n, const CacheBudget& budget) const override {
     return anticausal_pass_flops(config, n, budget.min_gap, 1, /*with_mlp=*/false);

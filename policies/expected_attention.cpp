@@ -4,7 +4,7 @@
 // `future` positions (R̄) carries them forward; an entry's expected logit is k·R̄μ/√d + kᵀR̄ΣR̄ᵀk/(2d), the
 // log of a Gaussian query's mean exp. Softmax over the entries past the sinks, mean over each KV head's
 // query heads, times ‖v‖. The sinks stay (kept by rule, as kvpress ranks them first).
-// Knobs: future (1..1048576, default 512), covariance (0/1, default 1), vnorm (0/1, default 1).
+// Knobs: future (1..1048576, default 512), covariance (boolean, default true), vnorm (boolean, default true).
 //
 // In the refresh loop μ and Σ cover every query fed so far (merged chunk by chunk, Chan et al.), and R̄
 // the `future` positions after the newest token.
@@ -49,6 +49,11 @@ class ExpectedAttentionPolicy final : public Policy {
   ExpectedAttentionPolicy(int64_t future, bool covariance, bool vnorm)
       : future_(future), covariance_(covariance), vnorm_(vnorm) {}
   std::string name() const override { return "expected-attention"; }
+  std::string summary() const override {
+    return "per KV head: the attention expected of future queries (mean and covariance of the queries so far, "
+           "RoPE averaged over the next `future` positions), times ‖v‖; `--sinks` stay (kvpress "
+           "ExpectedAttentionPress)";
+  }
   PolicyNeeds needs() const override {
     PolicyNeeds needs;
     needs.step_queries = true;
@@ -126,8 +131,8 @@ class ExpectedAttentionPolicy final : public Policy {
 
 std::unique_ptr<Policy> make_expected_attention_policy(const PolicyOptions& options) {
   return std::make_unique<ExpectedAttentionPolicy>(options.knobs.integer("future", 512, 1, 1 << 20),
-                                                   options.knobs.integer("covariance", 1, 0, 1) == 1,
-                                                   options.knobs.integer("vnorm", 1, 0, 1) == 1);
+                                                   options.knobs.boolean("covariance", true),
+                                                   options.knobs.boolean("vnorm", true));
 }
 
 }  // namespace kvbench

@@ -7,6 +7,7 @@ namespace {
 class FullPolicy final : public Policy {
  public:
   std::string name() const override { return "full"; }
+  std::string summary() const override { return "everything (no refresh)"; }
   bool evicts() const override { return false; }
   at::Tensor score(const ScoringContext&) override { return {}; }
 };

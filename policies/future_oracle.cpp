@@ -12,6 +12,9 @@ class FutureOraclePolicy final : public Policy {
   // Defined targets are fixed (tests); undefined ones are measured in prepare() for every generation.
   explicit FutureOraclePolicy(at::Tensor targets) : targets_(std::move(targets)), look_ahead_(!targets_.defined()) {}
   std::string name() const override { return "future-oracle"; }
+  std::string summary() const override {
+    return "per KV head: top-k by true future attention mass from a full-cache run (the headroom for any scorer)";
+  }
   int64_t default_recent(int64_t J) const override { return J / 4; }
   ScoreKind score_kind() const override { return ScoreKind::PerKvHead; }
   KeepRule keep_rule(const CacheBudget& budget) const override {

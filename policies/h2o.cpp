@@ -24,6 +24,7 @@ class H2oPolicy final : public Policy {
  public:
   explicit H2oPolicy(bool leak) : leak_(leak) {}
   std::string name() const override { return "h2o"; }
+  std::string summary() const override { return "the paper's H2O proxy (keys as queries, accumulated; recent J/2)"; }
   int64_t default_recent(int64_t J) const override { return J / 2; }
   PolicyNeeds needs() const override {
     PolicyNeeds needs;

@@ -10,6 +10,9 @@ namespace {
 class H2oTruePolicy final : public Policy {
  public:
   std::string name() const override { return "h2o-true"; }
+  std::string summary() const override {
+    return "H2O as published: attention of real queries accumulated per KV head (per-head eviction)";
+  }
   PolicyNeeds needs() const override { return {false, AttentionCapture::AllLayers}; }
   int64_t default_recent(int64_t J) const override { return J / 2; }
   KeepRule keep_rule(const CacheBudget& budget) const override {

@@ -26,6 +26,9 @@ at::Tensor importance_of(const at::Tensor& keys, int64_t F) {
 class ImportancePolicy final : public Policy {
  public:
   std::string name() const override { return "importance"; }
+  std::string summary() const override {
+    return "the paper's Importance proxy (last-layer keys / max\\|k\\|, last key as query)";
+  }
   ScoreKind score_kind() const override { return ScoreKind::PerToken; }
   at::Tensor score(const ScoringContext& context) override {
     const KvCache& cache = context.cache;

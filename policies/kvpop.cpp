@@ -20,6 +20,11 @@ class KvpopPolicy final : public Policy {
  public:
   explicit KvpopPolicy(std::unique_ptr<RetentionScorer> scorer) : scorer_(std::move(scorer)) { reset(); }
   std::string name() const override { return "kvpop"; }
+  std::string summary() const override {
+    return "per KV head: sinks + protected window + top-k by a learned scorer (`--scorer F`: headwise "
+           "linear/MLP, or the stateful mLSTM that scores a token when it leaves the window; untrained "
+           "fallback: accumulated attention)";
+  }
   PolicyNeeds needs() const override {
     return {false, scorer_ ? AttentionCapture::None : AttentionCapture::AllLayers};
   }

@@ -13,6 +13,9 @@ namespace {
 class ObservedAttentionPolicy final : public Policy {
  public:
   std::string name() const override { return "observed-attention"; }
+  std::string summary() const override {
+    return "per KV head: attention of real queries per query that saw the entry (kvpress ObservedAttentionPress)";
+  }
   PolicyNeeds needs() const override { return {false, AttentionCapture::AllLayers}; }
   KeepRule keep_rule(const CacheBudget& budget) const override { return {false, budget.recent, Granularity::PerKvHead}; }
   ScoreKind score_kind() const override { return ScoreKind::PerKvHead; }

@@ -29,9 +29,8 @@ struct CacheBudget {
   // How J is spread over layers and KV heads: an allocator's name (engine/allocators/registry.cpp), and
   // whether it gives layers and heads sizes of their own (then scores are [B, L, KV, N] of a ragged cache).
   // resolve_budget (run/job.h) sets both from the allocator; a policy reads only `ragged`.
-  std::string allocator = "uniform";
+  std::string allocator = "uniform";  // the allocator's spec, knobs included ("pyramid:ratio=3")
   bool ragged = false;
-  double pyramid_ratio = 2.0;  // the allocators that slope budgets over layers: first layer's / last layer's
 };
 
 // What the engine must capture for a policy during causal steps.
@@ -79,6 +78,7 @@ struct Preparation {
 };
 
 class Policy;
+struct PolicyOptions;
 
 // One sample's share of a scoring call made for several samples: its own policy instance (holding that
 // sample's state) and its context.
@@ -91,6 +91,8 @@ class Policy {
  public:
   virtual ~Policy() = default;
   virtual std::string name() const = 0;
+  // What it keeps, in one line (`kvbench list policies --markdown`: the README's policy table).
+  virtual std::string summary() const = 0;
   virtual PolicyNeeds needs() const { return {}; }
   virtual KeepRule keep_rule(const CacheBudget& budget) const { return {false, budget.recent, Granularity::Token}; }
   // The recent window when the user gives none (the reference: 0, H2O: J/2).
@@ -133,6 +135,17 @@ class Policy {
   // Called once before generation starts. Offline policies (future-oracle) look ahead here: they may ask for
   // the full-cache continuation of the same prompt to learn what the future attends to.
   virtual void prepare(const Preparation& preparation) {}
+
+  // The spec this instance was made from in normal form ("snapkv:window=32": knobs at their defaults left
+  // out; common/spec.h) — its identity in job labels, results and refresh grouping — and every knob's value,
+  // defaults filled in. Set by make_policy; an instance made otherwise is known by name().
+  std::string spec() const { return spec_.empty() ? name() : spec_; }
+  const nlohmann::json& knob_settings() const { return knob_settings_; }
+
+ private:
+  friend std::unique_ptr<Policy> make_policy(const std::string& spec, const PolicyOptions& options);
+  std::string spec_;
+  nlohmann::json knob_settings_ = nlohmann::json::object();
 };
 
 struct PolicyOptions {

@@ -11,6 +11,7 @@ class RandomPolicy final : public Policy {
  public:
   explicit RandomPolicy(uint64_t seed) : seed_(seed), rng_(seed) {}
   std::string name() const override { return "random"; }
+  std::string summary() const override { return "seeded random control (`--policy-seed`)"; }
   void reset() override { rng_.seed(seed_); }
   KeepRule keep_rule(const CacheBudget& budget) const override {
     return {false, budget.recent, budget.ragged ? Granularity::PerKvHead : Granularity::Token};

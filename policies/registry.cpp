@@ -68,6 +68,8 @@ std::unique_ptr<Policy> make_policy(const std::string& spec, const PolicyOptions
   with_knobs.knobs = parsed.items;
   auto policy = it->second(with_knobs);
   with_knobs.knobs.check_all_read();
+  policy->spec_ = with_knobs.knobs.normal_form(parsed.name);
+  policy->knob_settings_ = with_knobs.knobs.settings();
   return policy;
 }
 

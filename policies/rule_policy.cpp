@@ -8,8 +8,10 @@ namespace {
 
 class PerHeadRule final : public Policy {
  public:
-  PerHeadRule(std::string name, LayerRule rule) : name_(std::move(name)), rule_(std::move(rule)) {}
+  PerHeadRule(std::string name, std::string summary, LayerRule rule)
+      : name_(std::move(name)), summary_(std::move(summary)), rule_(std::move(rule)) {}
   std::string name() const override { return name_; }
+  std::string summary() const override { return summary_; }
   KeepRule keep_rule(const CacheBudget& budget) const override { return {false, budget.recent, Granularity::PerKvHead}; }
   ScoreKind score_kind() const override { return ScoreKind::PerKvHead; }
   at::Tensor score(const ScoringContext& context) override {
@@ -18,33 +20,34 @@ class PerHeadRule final : public Policy {
   }
 
  private:
-  std::string name_;
+  std::string name_, summary_;
   LayerRule rule_;
 };
 
 class PositionRule final : public Policy {
  public:
-  PositionRule(std::string name, BudgetShare recent, BudgetShare sinks)
-      : name_(std::move(name)), recent_(std::move(recent)), sinks_(std::move(sinks)) {}
+  PositionRule(std::string name, std::string summary, BudgetShare recent, BudgetShare sinks)
+      : name_(std::move(name)), summary_(std::move(summary)), recent_(std::move(recent)), sinks_(std::move(sinks)) {}
   std::string name() const override { return name_; }
+  std::string summary() const override { return summary_; }
   KeepRule keep_rule(const CacheBudget& budget) const override {
     return {false, recent_(budget), Granularity::Token, sinks_ ? sinks_(budget) : 0};
   }
   at::Tensor score(const ScoringContext&) override { return {}; }
 
  private:
-  std::string name_;
+  std::string name_, summary_;
   BudgetShare recent_, sinks_;
 };
 
 }  // namespace
 
-std::unique_ptr<Policy> per_head_rule(std::string name, LayerRule rule) {
-  return std::make_unique<PerHeadRule>(std::move(name), std::move(rule));
+std::unique_ptr<Policy> per_head_rule(std::string name, std::string summary, LayerRule rule) {
+  return std::make_unique<PerHeadRule>(std::move(name), std::move(summary), std::move(rule));
 }
 
-std::unique_ptr<Policy> position_rule(std::string name, BudgetShare recent, BudgetShare sinks) {
-  return std::make_unique<PositionRule>(std::move(name), std::move(recent), std::move(sinks));
+std::unique_ptr<Policy> position_rule(std::string name, std::string summary, BudgetShare recent, BudgetShare sinks) {
+  return std::make_unique<PositionRule>(std::move(name), std::move(summary), std::move(recent), std::move(sinks));
 }
 
 }  // namespace kvbench

@@ -4,7 +4,7 @@
 namespace kvbench {
 
 std::unique_ptr<Policy> make_sliding_policy(const PolicyOptions&) {
-  return position_rule("sliding", [](const CacheBudget& budget) { return budget.J; });
+  return position_rule("sliding", "frozen prefix + the newest J", [](const CacheBudget& budget) { return budget.J; });
 }
 
 }  // namespace kvbench

@@ -19,6 +19,10 @@ class SnapKvPolicy final : public Policy {
  public:
   SnapKvPolicy(int64_t window, int64_t kernel) : window_(window), kernel_(kernel) {}
   std::string name() const override { return "snapkv"; }
+  std::string summary() const override {
+    return "per KV head: attention of the newest `window` queries outside the window, pooled over `kernel` "
+           "neighbours; the window stays (kvpress SnapKVPress)";
+  }
   PolicyNeeds needs() const override { return {false, AttentionCapture::AllLayers}; }
   int64_t default_recent(int64_t) const override { return window_; }
   KeepRule keep_rule(const CacheBudget& budget) const override { return {false, budget.recent, Granularity::PerKvHead}; }
@@ -75,9 +79,10 @@ class SnapKvPolicy final : public Policy {
 }  // namespace
 
 std::unique_ptr<Policy> make_snapkv_policy(const PolicyOptions& options) {
+  const int64_t window = options.knobs.integer("window", 64, 1, 4096);
   const int64_t kernel = options.knobs.integer("kernel", 5, 1, 63);
   if (kernel % 2 == 0) fail("{}: kernel must be odd (got {})", options.knobs.context(), kernel);
-  return std::make_unique<SnapKvPolicy>(options.knobs.integer("window", 64, 1, 4096), kernel);
+  return std::make_unique<SnapKvPolicy>(window, kernel);
 }
 
 }  // namespace kvbench

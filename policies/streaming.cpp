@@ -8,7 +8,8 @@ namespace kvbench {
 
 std::unique_ptr<Policy> make_streaming_policy(const PolicyOptions&) {
   return position_rule(
-      "streaming", [](const CacheBudget& budget) { return std::max<int64_t>(budget.J - budget.sinks, 0); },
+      "streaming", "`--sinks` first entries + the newest J − sinks",
+      [](const CacheBudget& budget) { return std::max<int64_t>(budget.J - budget.sinks, 0); },
       [](const CacheBudget& budget) { return budget.sinks; });
 }
 

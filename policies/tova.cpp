@@ -20,6 +20,9 @@ class TovaPolicy final : public Policy {
  public:
   explicit TovaPolicy(bool each_layer) : each_layer_(each_layer), per_layer_(each_layer) {}
   std::string name() const override { return "tova"; }
+  std::string summary() const override {
+    return "true TOVA: last real query's attention, last layer, mean over heads (`layers=each`: each layer its own)";
+  }
   PolicyNeeds needs() const override {
     return {false, per_layer_ ? AttentionCapture::AllLayers : AttentionCapture::LastLayer};
   }
@@ -67,9 +70,7 @@ class TovaPolicy final : public Policy {
 }  // namespace
 
 std::unique_ptr<Policy> make_tova_policy(const PolicyOptions& options) {
-  const std::string layers = options.knobs.text("layers").value_or("last");
-  if (layers != "last" && layers != "each") fail("{}: layers must be last or each (got \"{}\")", options.knobs.context(), layers);
-  return std::make_unique<TovaPolicy>(layers == "each");
+  return std::make_unique<TovaPolicy>(options.knobs.choice("layers", "last", {"last", "each"}) == "each");
 }
 
 }  // namespace kvbench

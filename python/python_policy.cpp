@@ -1,6 +1,7 @@
 #include "python_policy.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/error.h"
 
@@ -44,6 +45,17 @@ py::object knob_value(const std::string& text) {
   return py::str(text);
 }
 
+// The first line of the class's own docstring: what `kvbench list policies` says of it.
+std::string first_doc_line(const py::object& instance) {
+  const py::object cls = instance.attr("__class__");
+  const py::object doc = cls.attr("__doc__");
+  const std::string text =
+      doc.is_none() ? "" : py::module_::import("inspect").attr("cleandoc")(doc).cast<std::string>();
+  const size_t end = text.find('\n');
+  const std::string line = text.substr(0, end);
+  return line.empty() ? fmt::format("Python policy {}", py::str(cls.attr("__qualname__")).cast<std::string>()) : line;
+}
+
 }  // namespace
 
 PythonPolicy::PythonPolicy(py::object instance, std::string name) : instance_(std::move(instance)), name_(std::move(name)) {
@@ -58,6 +70,7 @@ PythonPolicy::PythonPolicy(py::object instance, std::string name) : instance_(st
       fail("python policy \"{}\": granularity \"{}\" is not token or per_head", name_, granularity);
     }
     keep_lowest_ = instance_.attr("keep_lowest").cast<bool>();
+    summary_ = first_doc_line(instance_);
   } catch (const py::error_already_set& e) {
     fail("python policy \"{}\": {}", name_, e.what());
   }
@@ -96,8 +109,22 @@ at::Tensor PythonPolicy::score(const ScoringContext& context) {
     if (!THPVariable_Check(scores.ptr()))
       fail("python policy \"{}\": score() returned a {}, not a torch.Tensor (or None)", name_,
            std::string(py::str(py::type::of(scores).attr("__name__"))));
-    return scores.cast<at::Tensor>();
+    return with_expected_shape(scores.cast<at::Tensor>(), context.cache);
   });
+}
+
+at::Tensor PythonPolicy::with_expected_shape(const at::Tensor& scores, const KvCache& cache) const {
+  const std::vector<int64_t> expected =
+      granularity_ == Granularity::Token ? std::vector<int64_t>{cache.batch(), cache.size()}
+                                         : std::vector<int64_t>{cache.batch(), cache.num_layers(),
+                                                                cache.keys(0).size(1), cache.size()};
+  if (scores.sizes().vec() != expected || !at::isFloatingType(scores.scalar_type()))
+    fail("python policy \"{}\": score() returned a {} tensor of shape {}; a {} policy gives float scores of shape "
+         "{}",
+         name_, c10::toString(scores.scalar_type()), fmt::format("{}", fmt::join(scores.sizes(), "x")),
+         granularity_ == Granularity::Token ? "token" : "per_head",
+         fmt::format("{}", fmt::join(expected, "x")));
+  return scores;
 }
 
 void PythonPolicy::observe(const ForwardResult& step, const KvCache& cache) {

@@ -19,6 +19,7 @@ class PythonPolicy final : public Policy {
   ~PythonPolicy() override;
 
   std::string name() const override { return name_; }
+  std::string summary() const override { return summary_; }
   PolicyNeeds needs() const override { return needs_; }
   KeepRule keep_rule(const CacheBudget& budget) const override;
   int64_t default_recent(int64_t J) const override;
@@ -35,8 +36,11 @@ class PythonPolicy final : public Policy {
   template <class Result>
   Result call(const char* method, const std::function<Result(py::object&)>& invoke) const;
 
+  // `scores` when they have the shape the granularity promises for `cache` ([B, N] or [B, L, KV, N]).
+  at::Tensor with_expected_shape(const at::Tensor& scores, const KvCache& cache) const;
+
   py::object instance_;
-  std::string name_;
+  std::string name_, summary_;
   PolicyNeeds needs_;
   ScoreKind score_kind_ = ScoreKind::PerToken;
   Granularity granularity_ = Granularity::Token;

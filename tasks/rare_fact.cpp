@@ -187,6 +187,14 @@ class RareFact : public Task {
     return facts;
   }
 
+  // Restating the fact makes the token before the code the one that preceded it in the story, so recall is
+  // induction (match " 17 is ", copy what followed).
+  std::string answer_text(const Sample& sample) const override {
+    std::string answer;
+    for (const std::string& fact : key_texts(sample)) answer += " " + fact;
+    return answer;
+  }
+
   DecodingDefaults defaults() const override { return {/*max_new_tokens=*/32}; }
 };
 

@@ -61,6 +61,9 @@ class Task {
   // Passages of the prompt the answer depends on (rare-fact: its fact sentences); runs record how much
   // of them the cache still held when generation began. Empty: the task names none.
   virtual std::vector<std::string> key_texts(const Sample& sample) const { return {}; }
+  // The answer a model should continue the raw prompt with, where the task can write one (rare-fact: each
+  // fact restated); texts to train on (`kvbench train-scorer --data TASK-SPEC`). Empty: the prompt alone.
+  virtual std::string answer_text(const Sample& sample) const { return {}; }
   virtual DecodingDefaults defaults() const = 0;
 };
 

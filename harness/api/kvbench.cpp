@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/json_file.h"
+#include "engine/allocator.h"
 #include "model/random_model.h"
 #include "report/attention_loss.h"
 #include "report/fidelity.h"
@@ -128,6 +129,7 @@ json refresh_json(const RefreshRecord& r) {  // rollout 0's view
 Generation generate(const LoadedModel& model, const GenerateRequest& given, Policy* policy) {
   GenerateRequest request = given;
   fill_unset_decoding(request.job);
+  request.job.budget.allocator = find_allocator(request.job.budget.allocator).spec();
   const Tokenizer* tokenizer = model.tokenizer ? &*model.tokenizer : nullptr;
   const EncodedInput prompt = encode(request.prompt, tokenizer);
   if (request.job.budget.frozen == "auto" && request.prompt.system.empty())
@@ -138,7 +140,7 @@ Generation generate(const LoadedModel& model, const GenerateRequest& given, Poli
     policy = own.get();
   }
   Generation out;
-  out.policy = policy->name();
+  out.policy = policy->spec();
   out.settings = generation_settings(request.job, *policy, prompt.system_tokens, tokenizer);
   out.settings.sampling.top_k = request.top_k;  // a knob of generate alone, not a job field
   out.result = kvbench::generate(model.model, *policy, prompt.ids, out.settings, stop_strings(request.stop, tokenizer));

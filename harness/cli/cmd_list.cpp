@@ -1,6 +1,6 @@
 // `kvbench list allocators|policies|profiles`: what the registries hold, so that docs and checks are derived
-// from them rather than written out — the README's allocator and profile tables (`--markdown`, compared by
-// tests/scripts/registries.sh) and the names the results schema check accepts.
+// from them rather than written out — the README's policy, allocator and profile tables (`--markdown`,
+// compared by tests/scripts/registries.sh) and the names and knobs the results schema check accepts.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -10,7 +10,9 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "common/spec.h"
 #include "engine/allocator.h"
+#include "policies/policy.h"
 #include "run/profile.h"
 
 namespace kvbench::cli {
@@ -23,16 +25,28 @@ struct ListOptions {
   bool json = false;
 };
 
-std::string served_text(const Allocator& allocator) {
-  return allocator.needs() == ScoreKind::ByPosition ? "every policy"
-                                                    : fmt::format("`{}`", fmt::join(policies_served(allocator), "`, `"));
+// A knob list for a table cell: `window=64`, `kernel=5` (defaults), or — for none.
+std::string knobs_text(const nlohmann::json& knobs) {
+  std::vector<std::string> cells;
+  for (const auto& [key, value] : knobs.items())
+    cells.push_back(fmt::format("`{}={}`", key, knob_text(value)));
+  return cells.empty() ? "—" : fmt::format("{}", fmt::join(cells, ", "));
+}
+
+// The README's tables: a row per registered name, nothing that changes when another one is added.
+void print_policy_table() {
+  std::cout << "| policy | what it keeps | knobs (defaults) |\n|---|---|---|\n";
+  for (const std::string& name : policy_names()) {
+    const auto policy = make_policy(name);
+    std::cout << fmt::format("| `{}` | {} | {} |\n", name, policy->summary(), knobs_text(policy->knob_settings()));
+  }
 }
 
 void print_allocator_table() {
-  std::cout << "| allocator | what it does with J | policies it serves |\n|---|---|---|\n";
+  std::cout << "| allocator | what it does with J | knobs (defaults) |\n|---|---|---|\n";
   for (const std::string& name : allocator_names()) {
     const Allocator& allocator = find_allocator(name);
-    std::cout << fmt::format("| `{}` | {} | {} |\n", name, allocator.summary(), served_text(allocator));
+    std::cout << fmt::format("| `{}` | {} | {} |\n", name, allocator.summary(), knobs_text(allocator.knob_settings()));
   }
 }
 
@@ -42,10 +56,25 @@ void print_allocator_json() {
   for (const std::string& name : allocator_names()) {
     const Allocator& allocator = find_allocator(name);
     out.push_back({{"name", name},
+                   {"summary", allocator.summary()},
                    {"ragged", allocator.ragged()},
-                   {"uses_pyramid_ratio", allocator.uses_pyramid_ratio()},
+                   {"knobs", allocator.knob_settings()},
                    {"policies", allocator.needs() == ScoreKind::ByPosition ? policy_names()
                                                                             : policies_served(allocator)}});
+  }
+  std::cout << out.dump(1) << "\n";
+}
+
+void print_policy_json() {
+  nlohmann::json out = nlohmann::json::array();
+  for (const std::string& name : policy_names()) {
+    const auto policy = make_policy(name);
+    out.push_back({{"name", name},
+                   {"summary", policy->summary()},
+                   {"knobs", policy->knob_settings()},
+                   {"scores", policy->score_kind() == ScoreKind::ByPosition ? "none"
+                              : policy->score_kind() == ScoreKind::PerToken ? "per token"
+                                                                            : "per KV head"}});
   }
   std::cout << out.dump(1) << "\n";
 }
@@ -61,6 +90,8 @@ void print_profile_table() {
 void print_list(const ListOptions& o) {
   if (o.what == "allocators" && o.markdown) return print_allocator_table();
   if (o.what == "allocators" && o.json) return print_allocator_json();
+  if (o.what == "policies" && o.markdown) return print_policy_table();
+  if (o.what == "policies" && o.json) return print_policy_json();
   if (o.what == "profiles" && o.markdown) return print_profile_table();
   const std::vector<std::string> names =
       o.what == "allocators" ? allocator_names() : o.what == "profiles" ? profile_names() : policy_names();
@@ -76,10 +107,12 @@ void add_list_command(CLI::App& app) {
       ->required()
       ->check(CLI::IsMember({"allocators", "policies", "profiles"}));
   command->add_flag("--markdown", options->markdown,
-                    "allocators: the README's table (what each does, whom it serves); profiles: the README's table "
-                    "(each behaviour where the paper's code and kvbench's default differ, or agree by choice)");
-  command->add_flag("--json", options->json, "allocators: each one's name, whether it makes the cache ragged, "
-                    "whether it reads --pyramid-ratio, the policies it serves");
+                    "policies and allocators: a table of what each does and its knobs (the README's tables are "
+                    "rows of it); profiles: each behaviour where the paper's code and kvbench's default differ, "
+                    "or agree by choice");
+  command->add_flag("--json", options->json,
+                    "policies: name, summary, knobs with their defaults, what it scores; allocators: name, "
+                    "summary, knobs, whether it makes the cache ragged, the policies it serves");
   command->callback([options] { print_list(*options); });
 }
 

@@ -3,10 +3,14 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "common/error.h"
+#include "common/spec.h"
 #include "tasks/jsonl.h"
+#include "tasks/task.h"
 #include "train/demo.h"
 #include "train/kvpop_training.h"
 
@@ -104,15 +108,22 @@ struct TrainScorerOptions {
   bool no_delay = false;  // mlstm ablation: read each token's score at insertion
 };
 
-// Token sequences of --data: a rare-fact spec (prompt + answer of each sample) or a JSONL file of {"text": ...}.
+// The generated task `data` names ("rare-fact:seed=7,…"), if it names one.
+std::unique_ptr<tasks::Task> generated_task(const std::string& data) {
+  const std::string name = parse_spec(data, "data").name;
+  const std::vector<std::string> names = tasks::task_names();
+  if (std::find(names.begin(), names.end(), name) == names.end()) return nullptr;
+  auto task = tasks::make_task(name);
+  return task->reads_dataset() ? nullptr : std::move(task);
+}
+
+// Token sequences of --data: a generated task's spec (each sample's raw prompt + the task's answer text) or
+// a JSONL file of {"text": ...}.
 std::vector<std::vector<int64_t>> load_sequences(const std::string& data, const Tokenizer& tokenizer,
                                                  int64_t max_tokens) {
   std::vector<std::string> texts;
-  if (data.rfind("rare-fact", 0) == 0) {
-    for (const auto& sample : tasks::generate_rare_fact_samples(tasks::parse_rare_fact_spec(data))) {
-      const PromptAndAnswer text = rare_fact_text(sample);
-      texts.push_back(text.prompt + text.answer);
-    }
+  if (const auto task = generated_task(data)) {
+    for (const auto& sample : task->load(data)) texts.push_back(task->prompt(sample).raw + task->answer_text(sample));
   } else {
     for (const auto& line : tasks::read_jsonl(data)) texts.push_back(tasks::string_field(line.value, "text", line.location));
   }
@@ -174,7 +185,9 @@ void add_train_scorer_command(CLI::App& app) {
       "Example: kvbench train-scorer --model models/kvbench-demo --data rare-fact:seed=7,samples=32,words=300 "
       "--eval-data rare-fact:seed=8,samples=8,words=300 --s 4 --w 32 --k 64 --out scorer.safetensors");
   o->model.add_to(cmd);
-  cmd->add_option("--data", o->data, "Training texts: a rare-fact spec or a JSONL file of {\"text\": ...}")->required();
+  cmd->add_option("--data", o->data,
+                  "Training texts: a generated task's spec (rare-fact:seed=7,samples=32: each sample's prompt and "
+                  "answer) or a JSONL file of {\"text\": ...}")->required();
   cmd->add_option("--eval-data", o->eval_data, "Held-out texts: report recall of the oracle's kept set");
   cmd->add_option("--out", o->out, "Scorer weights (safetensors)")->required();
   cmd->add_option("--s", o->training.budget.sinks, "Sink tokens (never candidates)")->capture_default_str();

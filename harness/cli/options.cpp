@@ -22,17 +22,29 @@ std::string existing_model(const std::string& model) {
                      model);
 }
 
-// Each registered allocator, what it does and the policies it serves.
+// Each registered allocator, what it does, its knobs and the policies it serves.
 std::string allocator_help() {
-  std::string help = "How J is spread over layers and KV heads.";
+  std::string help = "How J is spread over layers and KV heads: an allocator, with knobs as a policy's "
+                     "(pyramid:ratio=3, ada:safeguard=0.2).";
   for (const std::string& name : allocator_names()) {
     const Allocator& allocator = find_allocator(name);
     const std::vector<std::string> served = policies_served(allocator);
-    help += fmt::format(" {}: {} ({}).", name, allocator.summary(),
+    help += fmt::format(" {}: {} ({}{}).", name, allocator.summary(),
                         allocator.needs() == ScoreKind::ByPosition ? "every policy"
-                                                                   : fmt::format("{}", fmt::join(served, ", ")));
+                                                                   : fmt::format("{}", fmt::join(served, ", ")),
+                        allocator.knob_settings().empty() ? "" : "; knobs " + allocator.knob_settings().dump());
   }
   return help + " A ragged allocator's cache holds fewer entries where the budget is smaller";
+}
+
+// An allocator spec is refused at parse time, naming the knob, its type and range.
+std::string known_allocator(const std::string& spec) {
+  try {
+    find_allocator(spec);
+    return "";
+  } catch (const Error& e) {
+    return e.what();
+  }
 }
 
 std::string profile_help() {
@@ -78,12 +90,11 @@ void PolicyCliOptions::add_to(CLI::App* command) {
       ->check(CLI::IsMember({"chunked", "prefill_end"}))
       ->capture_default_str();
   command->add_option("--allocator", allocator, allocator_help())
-      ->check(CLI::IsMember(allocator_names()))
+      ->check(CLI::Validator(known_allocator, "SPEC"))
       ->capture_default_str();
   command->add_option("--pyramid-ratio", pyramid_ratio,
-                      "pyramid: first layer's budget / last layer's (>= 1; 1 = uniform sizes). E.g. J=64, 8 layers, "
-                      "ratio 3: budgets 96 87 78 69 59 50 41 32")
-      ->capture_default_str();
+                      "Alias of pyramid:ratio=R: the first layer's budget / the last's (>= 1; 1 = uniform sizes). E.g. "
+                      "J=64, 8 layers, ratio 3: budgets 96 87 78 69 59 50 41 32");
   command->add_option("--smooth", smooth,
                       "Phrase-level scores: before ranking, each candidate's score becomes the mean over a centred "
                       "window of W candidates in cache order (W odd; truncated at the ends of the candidates; frozen, "
@@ -125,7 +136,16 @@ void DecodingCliOptions::apply(JobConfig& job) const {
 }
 
 BudgetSpec PolicyCliOptions::spec() const {
-  return {J, h, recent, frozen, min_gap, sinks, mode, allocator, pyramid_ratio};
+  BudgetSpec spec;
+  spec.J = J;
+  spec.h = h;
+  spec.recent = recent;
+  spec.frozen = frozen;
+  spec.min_gap = min_gap;
+  spec.sinks = sinks;
+  spec.mode = mode;
+  spec.allocator = pyramid_ratio ? with_pyramid_ratio(allocator, *pyramid_ratio) : allocator;
+  return spec;
 }
 
 JobConfig PolicyCliOptions::job() const {

@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <sstream>
 
 #include "common/error.h"
@@ -13,26 +15,119 @@ namespace kvbench {
 SpecItems::SpecItems(std::string context, std::vector<std::pair<std::string, std::string>> items)
     : context_(std::move(context)), items_(std::move(items)) {}
 
-std::optional<std::string> SpecItems::text(const std::string& key) const {
-  if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.push_back(key);
-  for (const auto& [given, value] : items_)
+namespace {
+std::optional<std::string> given_value(const std::vector<std::pair<std::string, std::string>>& items,
+                                       const std::string& key) {
+  for (const auto& [given, value] : items)
     if (given == key) return value;
   return std::nullopt;
 }
+}  // namespace
 
-int64_t SpecItems::integer(const std::string& key, int64_t fallback, int64_t min, int64_t max) const {
-  const std::optional<std::string> value = text(key);
-  if (!value) return fallback;
-  int64_t number = 0;
+void SpecItems::take(const std::string& key, nlohmann::json value, bool is_default) const {
+  for (const Knob& knob : taken_)
+    if (knob.key == key) return;
+  taken_.push_back({key, std::move(value), is_default});
+}
+
+void SpecItems::refuse(const std::string& key, const std::string& expected, const std::string& given) const {
+  fail("{}: {} must be {} (got \"{}\")", context_, key, expected, given);
+}
+
+std::optional<std::string> SpecItems::raw(const std::string& key) const {
+  if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.push_back(key);
+  return given_value(items_, key);
+}
+
+std::optional<std::string> SpecItems::text(const std::string& key) const {
+  const std::optional<std::string> value = raw(key);
+  if (value) take(key, *value, false);
+  return value;
+}
+
+template <class T>
+T SpecItems::read(const std::string& key, T fallback, const std::string& expected,
+                  const std::function<std::optional<T>(const std::string&)>& parse) const {
+  const std::optional<std::string> value = raw(key);
+  if (!value) {
+    take(key, fallback, true);
+    return fallback;
+  }
+  const std::optional<T> parsed = parse(*value);
+  if (!parsed) refuse(key, expected, *value);
+  take(key, *parsed, *parsed == fallback);
+  return *parsed;
+}
+
+namespace {
+// `text` as a whole T by `convert` (std::stoll, std::stod), or nullopt when it is not one, in full.
+template <class T>
+std::optional<T> parsed_in_full(const std::string& text, T (*convert)(const std::string&, size_t*)) {
   try {
     size_t used = 0;
-    number = std::stoll(*value, &used);
-    if (used != value->size()) throw std::invalid_argument(*value);
+    const T value = convert(text, &used);
+    if (used == text.size()) return value;
   } catch (const std::exception&) {
-    fail("{}: {} must be a whole number (got \"{}\")", context_, key, *value);
   }
-  if (number < min || number > max) fail("{}: {} must be in {}..{} (got {})", context_, key, min, max, number);
-  return number;
+  return std::nullopt;
+}
+
+long long to_whole(const std::string& text, size_t* used) { return std::stoll(text, used); }
+double to_real(const std::string& text, size_t* used) { return std::stod(text, used); }
+}  // namespace
+
+int64_t SpecItems::integer(const std::string& key, int64_t fallback, int64_t min, int64_t max) const {
+  return read<int64_t>(key, fallback, fmt::format("a whole number in {}..{}", min, max),
+                       [&](const std::string& text) -> std::optional<int64_t> {
+                         const auto value = parsed_in_full<long long>(text, to_whole);
+                         if (value && *value >= min && *value <= max) return *value;
+                         return std::nullopt;
+                       });
+}
+
+double SpecItems::number(const std::string& key, double fallback, double min, double max) const {
+  return read<double>(key, fallback, fmt::format("a number in {:g}..{:g}", min, max),
+                      [&](const std::string& text) -> std::optional<double> {
+                        const auto value = parsed_in_full<double>(text, to_real);
+                        if (value && std::isfinite(*value) && *value >= min && *value <= max) return *value;
+                        return std::nullopt;
+                      });
+}
+
+bool SpecItems::boolean(const std::string& key, bool fallback) const {
+  return read<bool>(key, fallback, "a boolean (true, false, 1 or 0)", [](const std::string& text) -> std::optional<bool> {
+    if (text == "true" || text == "1") return true;
+    if (text == "false" || text == "0") return false;
+    return std::nullopt;
+  });
+}
+
+std::string SpecItems::choice(const std::string& key, const std::string& fallback,
+                              const std::vector<std::string>& choices) const {
+  return read<std::string>(key, fallback, fmt::format("one of {}", fmt::join(choices, ", ")),
+                           [&](const std::string& text) -> std::optional<std::string> {
+                             if (std::find(choices.begin(), choices.end(), text) == choices.end()) return std::nullopt;
+                             return text;
+                           });
+}
+
+std::string knob_text(const nlohmann::json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number_float()) return fmt::format("{}", value.get<double>());
+  return value.dump();
+}
+
+std::string SpecItems::normal_form(const std::string& name) const {
+  std::vector<std::string> changed;
+  for (const Knob& knob : taken_)
+    if (!knob.is_default) changed.push_back(knob.key + "=" + knob_text(knob.value));
+  return changed.empty() ? name : fmt::format("{}:{}", name, fmt::join(changed, ","));
+}
+
+nlohmann::json SpecItems::settings() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (const Knob& knob : taken_) out[knob.key] = knob.value;
+  return out;
 }
 
 void SpecItems::check_all_read() const {

@@ -4,12 +4,17 @@
 // engine/allocators/, listed one line each in engine/allocators/registry.cpp; the CLI's choices, its help
 // and `kvbench list allocators` (the README's table, the results schema check) are read from there.
 //
+// An allocator is named by a spec with the policies' syntax, its knobs read by its factory:
+// "pyramid:ratio=3", "ada:safeguard=0.2" (common/spec.h); the spec's normal form is its identity.
+//
 // Every (layer, KV head) row always keeps its protected entries: the frozen prefix, then `sinks`, then the
 // newest `recent` entries (of a ragged cache: counted over the entries the row holds, padding excluded).
 // The rest of the budget goes to candidates by score (highest, or lowest with keep_lowest; ties to the
 // older slot).
 #pragma once
 #include <ATen/ATen.h>
+
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <vector>
@@ -30,8 +35,6 @@ class Allocator {
   // Layers and heads get sizes of their own: the cache becomes ragged (cache/kv_cache.h) and really holds
   // less where the budget is smaller; scores are then [B, L, KV, N] (CacheBudget::ragged).
   virtual bool ragged() const { return true; }
-  // Reads --pyramid-ratio (the first layer's budget / the last's), which is then part of the job's identity.
-  virtual bool uses_pyramid_ratio() const { return false; }
   // Throws kvbench::Error when `budget` leaves a layer of a `layers`-layer model below `rule`'s protected entries.
   virtual void check_budget(const CacheBudget& budget, const KeepRule& rule, int64_t layers) const {}
   // The slots a refresh keeps, from the policy's scores over `cache` (undefined when it keeps by position):
@@ -39,10 +42,21 @@ class Allocator {
   // ascending then -1 padding (KvCache::compact_ragged).
   virtual at::Tensor keep(const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
                           const KeepRule& rule) const = 0;
+
+  // The spec this instance was made from, in normal form (knobs at their defaults left out), and every knob's
+  // value, defaults filled in. Set by find_allocator.
+  const std::string& spec() const { return spec_; }
+  const nlohmann::json& knob_settings() const { return knob_settings_; }
+
+ private:
+  friend const Allocator& find_allocator(const std::string& spec);
+  std::string spec_;
+  nlohmann::json knob_settings_ = nlohmann::json::object();
 };
 
-// The allocator registered under `name`; kvbench::Error naming the known ones otherwise.
-const Allocator& find_allocator(const std::string& name);
+// The allocator `spec` names ("ada", "pyramid:ratio=3"), made once per spec; kvbench::Error naming the known
+// allocators, or the knob, its type and range.
+const Allocator& find_allocator(const std::string& spec);
 std::vector<std::string> allocator_names();
 
 // The evicting policies whose scores serve `allocator`, in registry order.

@@ -26,19 +26,19 @@ RefreshRecord record_before(const RefreshJob& job) {
   return record;
 }
 
-// Every job's scores; the jobs whose policies share a name share one score_together call.
+// Every job's scores; the jobs whose policies share a spec (name and knobs) share one score_together call.
 std::vector<at::Tensor> score_jobs(const Model& model, const std::vector<RefreshJob>& jobs,
                                    std::vector<RefreshRecord>& records) {
   std::map<std::string, std::vector<size_t>> by_policy;
-  for (size_t i = 0; i < jobs.size(); ++i) by_policy[jobs[i].policy.name()].push_back(i);
+  for (size_t i = 0; i < jobs.size(); ++i) by_policy[jobs[i].policy.spec()].push_back(i);
   std::vector<at::Tensor> scores(jobs.size());
-  for (const auto& [name, members] : by_policy) {
+  for (const auto& [spec, members] : by_policy) {
     std::vector<SampleScoring> samples;
     for (size_t i : members) samples.push_back({jobs[i].policy, {model, jobs[i].cache, jobs[i].budget}});
     const auto start = std::chrono::steady_clock::now();
     const std::vector<at::Tensor> together = jobs[members.front()].policy.score_together(samples);
     if (together.size() != members.size())
-      fail("policy {} returned {} scores for {} samples", name, together.size(), members.size());
+      fail("policy {} returned {} scores for {} samples", spec, together.size(), members.size());
     for (size_t k = 0; k < members.size(); ++k) {
       scores[members[k]] = together[k];
       if (together[k].defined()) records[members[k]].scores = snapshot(together[k], at::kFloat);

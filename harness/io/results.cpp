@@ -220,6 +220,7 @@ RunInfo run_info_of(const h5::Location& root) {
   RunInfo info = read_attributes(root, kInfoFields);
   if (h5::has_attribute(root, "batch")) info.batch = h5::read_int_attribute(root, "batch");
   if (h5::has_attribute(root, "threads")) info.threads = h5::read_int_attribute(root, "threads");
+  if (h5::has_attribute(root, "settings")) info.settings_json = h5::read_string_attribute(root, "settings");
   return info;
 }
 
@@ -254,6 +255,7 @@ void write_results(const std::filesystem::path& path, const Results& results) {
     write_attributes(root, results.info, kInfoFields);
     h5::write_attribute(root, "batch", results.info.batch);
     h5::write_attribute(root, "threads", results.info.threads);
+    if (!results.info.settings_json.empty()) h5::write_attribute(root, "settings", results.info.settings_json);
     write_attributes(h5::create_group(root, "summary"), results.summary, kSummaryFields);
     write_rows(h5::create_group(root, "rows"), results.rows);
     const h5::Location refreshes = h5::create_group(root, "refreshes");

@@ -69,6 +69,9 @@ struct RunInfo {
   std::string kvbench_version, git_commit, config_json, torch_version, device, dtype, host, start_time, end_time;
   int64_t batch = 1;  // samples decoded together (--batch); files from before batching ran one at a time
   int64_t threads = 0;  // CPU threads (--threads or its default); 0 in files from before it was recorded
+  // What ran, resolved (run/job.h effective_settings): knobs with defaults filled in, the budget as refreshed.
+  // Empty in files from before it was recorded.
+  std::string settings_json;
 };
 
 struct Summary {

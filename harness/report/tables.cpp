@@ -11,6 +11,8 @@
 
 #include "common/error.h"
 #include "common/stats.h"
+#include "engine/allocator.h"
+#include "run/job.h"
 
 namespace kvbench {
 
@@ -166,9 +168,10 @@ std::map<std::pair<int64_t, std::string>, double> defined_unit_values(
 std::string policy_label(const json& config) {
   std::string label = config.at("policy").get<std::string>();
   if (!config.contains("allocator")) return label;  // uniform: identities as before allocators
-  label += "+" + config.at("allocator").get<std::string>();
-  return config.contains("pyramid_ratio") ? fmt::format("{}:{:g}", label, config.at("pyramid_ratio").get<double>())
-                                          : label;
+  std::string allocator = config.at("allocator").get<std::string>();
+  if (config.contains("pyramid_ratio"))  // files written before allocators took knobs
+    allocator = with_pyramid_ratio(allocator, config.at("pyramid_ratio").get<double>());
+  return label + "+" + find_allocator(allocator).spec();
 }
 
 JobResults load_job_results(const std::filesystem::path& file) {

@@ -5,11 +5,14 @@
 #include <regex>
 
 #include "common/error.h"
+#include "common/spec.h"
 #include "engine/allocator.h"
 #include "engine/generate.h"
 #include "run/profile.h"
 
 namespace kvbench {
+
+int64_t default_h(int64_t J) { return std::max<int64_t>(J / 4, 1); }
 
 CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t auto_frozen_tokens) {
   CacheBudget b;
@@ -29,7 +32,7 @@ CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t
   if (policy.evicts() && spec.J <= 0) fail("policy {} needs a cache budget: pass --J N (N > 0)", policy.name());
   if (spec.h < 0) fail("h must be positive (got {})", spec.h);
   // Without a budget (full) nothing is refreshed, so the prompt is prefilled in one pass.
-  b.h = spec.h > 0 ? spec.h : (spec.J > 0 ? std::max<int64_t>(spec.J / 4, 1) : std::numeric_limits<int32_t>::max());
+  b.h = spec.h > 0 ? spec.h : (spec.J > 0 ? default_h(spec.J) : std::numeric_limits<int32_t>::max());
   b.recent = spec.recent >= 0 ? spec.recent : policy.default_recent(b.J);
   b.min_gap = spec.min_gap;
   b.sinks = spec.sinks;
@@ -38,19 +41,14 @@ CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t
   b.mode = spec.mode == "chunked" ? CacheBudget::Mode::Chunked : CacheBudget::Mode::PrefillEnd;
   b.allocator = spec.allocator;
   b.ragged = find_allocator(spec.allocator).ragged();
-  b.pyramid_ratio = spec.pyramid_ratio;
   return b;
 }
 
-namespace {
-// Allocator fields appear only when they change results, so every job from before allocators (uniform)
-// keeps its identity, file name and resume key.
-void add_allocator_fields(json& out, const BudgetSpec& b) {
-  if (b.allocator == BudgetSpec{}.allocator) return;
-  out["allocator"] = b.allocator;
-  if (find_allocator(b.allocator).uses_pyramid_ratio()) out["pyramid_ratio"] = b.pyramid_ratio;
+std::string with_pyramid_ratio(const std::string& allocator, double ratio) {
+  const Spec parsed = parse_spec(allocator, "allocator");
+  if (parsed.name != "pyramid" || parsed.items.text("ratio")) return allocator;
+  return fmt::format("{}{}ratio={}", allocator, parsed.items.items().empty() ? ":" : ",", knob_text(ratio));
 }
-}  // namespace
 
 PolicyOptions policy_options(const JobConfig& job) {
   PolicyOptions options;
@@ -90,7 +88,8 @@ json to_json(const JobConfig& j) {
           {"limit", j.limit},         {"samples", j.samples},
           {"device", j.device},       {"dtype", j.dtype},
           {"shadow", j.shadow},       {"profile", j.profile}};
-  add_allocator_fields(out, j.budget);
+  // Only when not uniform: every job from before allocators keeps its identity, file name and resume key.
+  if (j.budget.allocator != BudgetSpec{}.allocator) out["allocator"] = j.budget.allocator;
   return out;
 }
 
@@ -99,7 +98,7 @@ JobConfig job_from_json(const json& value, const std::string& where) {
   JobConfig j;
   json known = to_json(j);
   known["allocator"] = j.budget.allocator;
-  known["pyramid_ratio"] = j.budget.pyramid_ratio;
+  known["pyramid_ratio"] = 2.0;  // an alias of the allocator's knob (with_pyramid_ratio)
   for (const auto& [key, field] : value.items()) {
     if (!known.contains(key)) fail("{}: unknown field \"{}\" (known: {})", where, key, known.dump());
     // Numbers may be written as integers where doubles are expected, but not the other way round.
@@ -124,7 +123,8 @@ JobConfig job_from_json(const json& value, const std::string& where) {
   merged.at("sinks").get_to(j.budget.sinks);
   merged.at("mode").get_to(j.budget.mode);
   merged.at("allocator").get_to(j.budget.allocator);
-  merged.at("pyramid_ratio").get_to(j.budget.pyramid_ratio);
+  if (value.contains("pyramid_ratio"))
+    j.budget.allocator = with_pyramid_ratio(j.budget.allocator, value.at("pyramid_ratio").get<double>());
   merged.at("policy_seed").get_to(j.policy_seed);
   merged.at("scorer").get_to(j.scorer);
   merged.at("smooth").get_to(j.phrase.smooth);
@@ -143,9 +143,26 @@ JobConfig job_from_json(const json& value, const std::string& where) {
   return j;
 }
 
+JobConfig with_normal_specs(JobConfig job) {
+  job.policy = make_policy(job.policy)->spec();
+  job.budget.allocator = find_allocator(job.budget.allocator).spec();
+  return job;
+}
+
+json effective_settings(const JobConfig& job, const Policy& policy, int64_t system_tokens) {
+  const CacheBudget b = resolve_budget(job.budget, policy, system_tokens);
+  const Allocator& allocator = find_allocator(b.allocator);
+  const KeepRule rule = policy.keep_rule(b);  // what the policy protects of the budget's recent and sinks
+  json budget = {{"J", b.J}, {"h", b.h}, {"recent", rule.recent}, {"frozen", b.frozen}, {"min_gap", b.min_gap},
+                 {"sinks", rule.sinks}};
+  return {{"policy", {{"name", policy.name()}, {"knobs", policy.knob_settings()}}},
+          {"allocator", {{"name", allocator.name()}, {"knobs", allocator.knob_settings()}}},
+          {"budget", budget}};
+}
+
 json current_form(const json& recorded) {
   try {
-    return to_json(job_from_json(recorded, "recorded config"));
+    return to_json(with_normal_specs(job_from_json(recorded, "recorded config")));
   } catch (const Error&) {
     return recorded;
   }
@@ -156,12 +173,16 @@ std::string job_label(const JobConfig& j, const std::vector<std::string>& extra_
   std::string label = fmt::format("{}__{}__{}__J{}__h{}__s{}__r{}", model.empty() ? j.model : model, j.task, j.policy,
                                   j.budget.J, j.budget.h, j.seed, j.rollouts);
   const json fields = to_json(j);
-  std::vector<std::string> named = extra_fields;
+  std::vector<std::string> named;
+  for (const std::string& field : extra_fields) {  // the alias's value lives in the allocator's spec
+    const std::string own = field == "pyramid_ratio" ? "allocator" : field;
+    if (std::find(named.begin(), named.end(), own) == named.end()) named.push_back(own);
+  }
   const json defaults = to_json(JobConfig{});
   for (const std::string field : {"smooth", "keep_span", "shadow", "profile"})
     if (fields.at(field) != defaults.at(field) && std::find(named.begin(), named.end(), field) == named.end())
       named.push_back(field);
-  for (const auto& field : named) {
+  for (const std::string& field : named) {
     if (!fields.contains(field)) continue;  // an allocator field of a uniform job: absent, as before allocators
     const json& value = fields.at(field);
     label += "__" + field + "=" + (value.is_string() ? value.get<std::string>() : value.dump());

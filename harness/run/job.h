@@ -25,12 +25,20 @@ struct BudgetSpec {
   int64_t min_gap = 0;
   int64_t sinks = 4;
   std::string mode = "chunked";  // or prefill_end
-  std::string allocator = "uniform";  // or pyramid, ada (engine/allocator.h); absent from the JSON when uniform
-  double pyramid_ratio = 2.0;          // pyramid: first layer's budget / last layer's; in the JSON only for pyramid
+  // A spec (engine/allocator.h): uniform, pyramid[:ratio=R], ada[:safeguard=A]; absent from the JSON when uniform.
+  std::string allocator = "uniform";
 };
+
+// h when the user gives none: J/4 (at least 1).
+int64_t default_h(int64_t J);
 
 // The budget for `policy`, with `auto_frozen_tokens` standing in for frozen = auto.
 CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t auto_frozen_tokens);
+
+// The pyramid ratio of flags and job files from before allocators took knobs (--pyramid-ratio,
+// "pyramid_ratio"), as the knob of `allocator`: "pyramid" + 3 → "pyramid:ratio=3". A spec that names its
+// own ratio keeps it, and other allocators ignore it, so a sweep's base may carry it over an allocator grid.
+std::string with_pyramid_ratio(const std::string& allocator, double ratio);
 
 struct JobConfig {
   std::string model;               // model directory
@@ -66,6 +74,14 @@ GenerationSettings generation_settings(const JobConfig& job, const Policy& polic
                                        const Tokenizer* tokenizer);
 
 json to_json(const JobConfig& job);
+
+// `job` with its policy and allocator specs in normal form (knobs at their defaults left out, canonical
+// values): one experiment, one identity — the label, the results file's config, the resume key.
+JobConfig with_normal_specs(JobConfig job);
+
+// What ran, resolved: the policy's and allocator's knobs with their defaults filled in and the budget as
+// the refresh sees it (h, the policy's recent window, frozen; `system_tokens` for frozen = auto).
+json effective_settings(const JobConfig& job, const Policy& policy, int64_t system_tokens);
 // Throws kvbench::Error naming `where` and the field on unknown or ill-typed fields.
 JobConfig job_from_json(const json& value, const std::string& where);
 

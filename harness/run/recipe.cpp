@@ -80,7 +80,7 @@ const RecipeCell* find_cell(const std::vector<RecipeCell>& cells, const std::str
 
 // The fields a cell's filters can name (match_fields): every job field, "model" and "tag".
 std::set<std::string> filter_fields() {
-  std::set<std::string> names = {"allocator", "pyramid_ratio", "tag"};  // job fields to_json omits by default
+  std::set<std::string> names = {"allocator", "tag"};  // job fields to_json omits by default
   const json fields = to_json(JobConfig{});  // named: items() of a temporary would dangle
   for (const auto& [name, value] : fields.items()) names.insert(name);
   return names;

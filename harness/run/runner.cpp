@@ -256,18 +256,17 @@ void check_bounds(const JobConfig& job) {
   if (!std::isfinite(job.temperature) || job.temperature > 100)
     fail("temperature must be in 0..100 (got {})", job.temperature);
   if (!(job.top_p >= 0 && job.top_p <= 1)) fail("top_p must be in 0..1 (got {})", job.top_p);
-  if (!(job.budget.pyramid_ratio >= 1 && job.budget.pyramid_ratio <= 1e6))
-    fail("pyramid_ratio must be in 1..1e6 (got {})", job.budget.pyramid_ratio);
 }
 
 }  // namespace
 
 JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root) {
   const auto task = tasks::make_task(job.task);
+  // Unknown names and knobs fail here, before a model loads; specs take their normal form.
+  job = with_normal_specs(std::move(job));
   // A sweep's base may name a scorer for a grid of policies: only kvpop reads it, so the others drop it.
   if (!make_policy(job.policy)->reads_learned_scorer()) job.scorer.clear();
-  make_policy(job.policy, policy_options(job));  // unknown names and knobs, bad scorers fail before a model loads
-  find_allocator(job.budget.allocator);
+  make_policy(job.policy, policy_options(job));  // a bad scorer file fails here too
   if (!job.shadow.empty() && job.shadow != "full") fail("shadow must be \"\" or \"full\" (got \"{}\")", job.shadow);
   if (job.prompt_mode != "raw" && job.prompt_mode != "chat")
     fail("prompt mode must be raw or chat (got \"{}\")", job.prompt_mode);
@@ -278,7 +277,7 @@ JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root) {
   if (job.top_p < 0) job.top_p = defaults.top_p;
   if (job.rollouts <= 0) job.rollouts = defaults.rollouts;
   // h = J/4 by default, written out so the results file and its name say what ran.
-  if (job.budget.h == 0 && job.budget.J > 0) job.budget.h = std::max<int64_t>(job.budget.J / 4, 1);
+  if (job.budget.h == 0 && job.budget.J > 0) job.budget.h = default_h(job.budget.J);
   if (job.limit < 0) fail("limit must not be negative (got {})", job.limit);
   check_bounds(job);
   return job;
@@ -384,6 +383,11 @@ RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const
   results.info = {KVBENCH_VERSION, git_commit(), to_json(job).dump(), TORCH_VERSION,
                   job.device,      job.dtype,          host_name(),         journal.start_time(),
                   utc_timestamp(), batch,              at::get_num_threads()};
+  // Every sample of a task shares its system prompt, so the first sample's budget is every sample's.
+  const int64_t system_tokens =
+      encode_prompt(task->prompt(samples.front()), tokenizer, job.prompt_mode == "chat").system_tokens;
+  results.info.settings_json =
+      effective_settings(job, *make_policy(job.policy, policy_options(job)), system_tokens).dump();
   write_atomically(out, results);
   journal.remove();
   outcome.summary = results.summary;

@@ -25,11 +25,6 @@ const std::unique_ptr<tasks::Task>& rare_fact_task() {
   return task;
 }
 
-std::string answer_text(const tasks::Sample& sample, size_t fact) {
-  return fmt::format(" The code for locker {} is {}.", sample.record.at("lockers")[fact].get<int>(),
-                     sample.record.at("answers")[fact].get<std::string>());
-}
-
 // `sample` asking about its fact `fact` only: the task's single-question prompt for that fact.
 tasks::Sample single_fact(const tasks::Sample& sample, size_t fact) {
   tasks::Sample one = sample;
@@ -72,8 +67,7 @@ TrainedBpe demo_tokenizer(const DemoSettings& s) {
   std::vector<std::string> corpus;
   for (int64_t step = 0; static_cast<int64_t>(corpus.size()) < s.tokenizer_stories; ++step)
     for (const auto& sample : step_samples(s, step)) {
-      const PromptAndAnswer text = rare_fact_text(sample);
-      corpus.push_back(text.prompt + text.answer);
+      corpus.push_back(rare_fact_task()->prompt(sample).raw + rare_fact_task()->answer_text(sample));
     }
   BpeTrainingOptions options;
   options.max_merges = 2000;  // enough for every word, locker and digit pair of the corpus
@@ -127,12 +121,6 @@ json settings_json(const DemoSettings& s) {
 
 }  // namespace
 
-PromptAndAnswer rare_fact_text(const tasks::Sample& sample) {
-  std::string answer;
-  for (size_t f = 0; f < sample.record.at("answers").size(); ++f) answer += answer_text(sample, f);
-  return {rare_fact_task()->prompt(sample).raw, answer};
-}
-
 std::vector<TrainingExample> rare_fact_examples(const Tokenizer& tokenizer, const std::vector<tasks::Sample>& samples,
                                                 float answer_weight) {
   const auto eos = tokenizer.eos_ids();
@@ -141,10 +129,11 @@ std::vector<TrainingExample> rare_fact_examples(const Tokenizer& tokenizer, cons
     const std::string& story = sample.inputs.at("text").get_ref<const std::string&>();
     TrainingExample e;
     for (size_t f = 0; f < sample.record.at("answers").size(); ++f) {
-      const std::string prompt = rare_fact_task()->prompt(single_fact(sample, f)).raw;
+      const tasks::Sample one_fact = single_fact(sample, f);
+      const std::string prompt = rare_fact_task()->prompt(one_fact).raw;
       if (f == 0) append(e, tokenizer.encode(prompt, true), 1.0f);
       else append(e, tokenizer.encode(prompt.substr(prompt.find(story) + story.size()), false), 1.0f);
-      auto answer = tokenizer.encode(answer_text(sample, f), false);
+      auto answer = tokenizer.encode(rare_fact_task()->answer_text(one_fact), false);
       if (!eos.empty()) answer.push_back(eos.front());
       append(e, answer, answer_weight);
     }

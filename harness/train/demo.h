@@ -52,15 +52,6 @@ struct DemoSettings {
   int64_t threads = 1;
 };
 
-// The rare-fact task's raw prompt for `sample` and the answer the model should continue with: the fact
-// restated (" The code for locker 17 is 4821."), which the task's grader reads as the code. Restating
-// makes the answer's last token before the code the one that precedes it in the fact, so recall is
-// induction (match " 17 is ", copy what followed). With several facts: all questions, all answers.
-struct PromptAndAnswer {
-  std::string prompt, answer;
-};
-PromptAndAnswer rare_fact_text(const tasks::Sample& sample);
-
 // One training sequence per sample: BOS + the task's prompt with the first fact's question + its answer +
 // EOS, then for every further fact its question and answer + EOS, so each fact is queried in the very form
 // the task asks it. Answer tokens (and EOS) weigh `answer_weight`, the rest 1.

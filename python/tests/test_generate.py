@@ -68,7 +68,10 @@ def test_module_equals_cli(kvbench_binary, demo_model, policy, fields):
 def test_python_examples_equal_builtins(kvbench_binary, demo_model, example_policies, builtin, fields):
     theirs = cli_generate(kvbench_binary, builtin, fields, max_new=32)
     ours = kvbench.generate(demo_model, PROMPT, policy="py-" + builtin, max_new=32, **fields)
-    assert ours["policy"] == "py-" + builtin.split(":")[0]
+    # Each reports its spec: the built-in's in normal form (window=4 is no default), the Python policy's as
+    # given (kvbench knows no defaults of its knobs).
+    assert ours["policy"] == "py-" + builtin
+    assert theirs["policy"] == builtin
     assert len(theirs["refreshes"]) > 3
     assert_same_generation(ours, theirs, compare_policy_name=False)
 
@@ -97,6 +100,15 @@ def test_errors_are_clear(demo_model):
         kvbench.generate(demo_model, PROMPT, policy=Broken(), J=16, h=4, max_new=4)
     with pytest.raises(kvbench.Error, match=r"score\(\) returned a list, not a torch.Tensor"):
         kvbench.generate(demo_model, PROMPT, policy=WrongType(), J=16, h=4, max_new=4)
+    class WrongShape(kvbench.Policy):
+        granularity = "per_head"
+
+        def score(self, ctx):
+            return torch.zeros(ctx.cache.batch, ctx.cache.size)
+
+    with pytest.raises(kvbench.Error, match=r'"WrongShape": score\(\) returned a Float tensor of shape 1x\d+; a per_head '
+                                            r'policy gives float scores of shape 1x2x4x\d+'):
+        kvbench.generate(demo_model, PROMPT, policy=WrongShape(), J=16, h=4, max_new=4)
     with pytest.raises(kvbench.Error, match=r'unknown policy "no-such-policy"'):
         kvbench.generate(demo_model, PROMPT, policy="no-such-policy", J=16, max_new=4)
     with pytest.raises(kvbench.Error, match=r'built-in policy'):

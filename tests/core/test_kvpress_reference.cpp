@@ -1,8 +1,8 @@
 // Eviction against kvpress 0.5.5 itself (tests/peers/reference_press.py): each press applied at the end of
 // the prompt of a real pretrained model (tinystories-656k: 2 layers, 8 query heads over 4 KV heads) and
 // kvbench's matching policy under --mode prefill_end with J = the press's kept count, on the same prompt;
-// the allocation wrappers too: AdaKVPress (alpha_safeguard 0) ↔ --allocator ada, and PyramidKVPress ↔
-// snapkv with --allocator pyramid at the ratio of the press's first and last layer budgets:
+// the allocation wrappers too: AdaKVPress(alpha_safeguard=α) ↔ --allocator ada:safeguard=α, and
+// PyramidKVPress ↔ snapkv with --allocator pyramid:ratio=R, R the ratio of the press's first and last layer budgets:
 // - the kept (layer, KV head, position) sets are identical, except where the press's own scores tie at
 //   the cut (counted and reported apart: kvpress's topk and kvbench's allocator break ties differently);
 // - the greedy generations after compression are identical where the kept sets are.
@@ -39,7 +39,8 @@ struct PressCase {
 
 const json kNone = json::object();
 const json kSnapKv16 = {{"window_size", 16}, {"kernel_size", 5}};
-const json kAdaKv = {{"alpha_safeguard", 0.0}};  // kvbench's ada keeps no per-head safeguard share
+const json kAdaKv = {{"alpha_safeguard", 0.0}};  // kvbench's ada default: no per-head safeguard share
+const json kAdaKvSafe = {{"alpha_safeguard", 0.2}};
 
 const std::vector<PressCase> kCases = {
     {"StreamingLLMPress", {{"n_sink", 4}}, nullptr, "streaming"},
@@ -56,6 +57,9 @@ const std::vector<PressCase> kCases = {
     {"AdaKVPress", kAdaKv, {{"press", "KeyDiffPress"}, {"args", kNone}}, "keydiff", "ada"},
     {"AdaKVPress", kAdaKv, {{"press", "SnapKVPress"}, {"args", kSnapKv16}}, "snapkv:window=16,kernel=5", "ada"},
     {"AdaKVPress", kAdaKv, {{"press", "ExpectedAttentionPress"}, {"args", kNone}}, "expected-attention", "ada"},
+    // With a window (SnapKV) kvpress counts the window inside α·kept; kvbench's α shares the candidates only.
+    {"AdaKVPress", kAdaKvSafe, {{"press", "KnormPress"}, {"args", kNone}}, "knorm", "ada:safeguard=0.2"},
+    {"AdaKVPress", kAdaKvSafe, {{"press", "KeyDiffPress"}, {"args", kNone}}, "keydiff", "ada:safeguard=0.2"},
     {"PyramidKVPress", {{"window_size", 16}, {"kernel_size", 5}, {"beta", 20}}, nullptr, "snapkv:window=16,kernel=5",
      "pyramid"},
 };
@@ -153,10 +157,12 @@ TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLL
     settings.budget.J = M;
     settings.budget.h = 1 << 30;  // no refresh while decoding: kvpress compresses the prompt only
     settings.budget.recent = run.press.recent >= 0 ? run.press.recent : policy->default_recent(M);
-    settings.budget.allocator = run.press.allocator;
-    settings.budget.ragged = find_allocator(run.press.allocator).ragged();
-    settings.budget.pyramid_ratio = static_cast<double>(reference["kept"][0][0].size()) /
-                                    static_cast<double>(reference["kept"][L - 1][0].size());
+    const double first_over_last = static_cast<double>(reference["kept"][0][0].size()) /
+                                   static_cast<double>(reference["kept"][L - 1][0].size());
+    settings.budget.allocator = run.press.allocator == "pyramid"
+                                    ? fmt::format("pyramid:ratio={}", json(first_over_last).dump())
+                                    : run.press.allocator;
+    settings.budget.ragged = find_allocator(settings.budget.allocator).ragged();
     settings.max_new_tokens = new_tokens;
     if (settings.budget.recent >= M) {  // kvpress would keep an arbitrary part of the window (all tie at the top)
       CHECK_THROWS_WITH(generate(model, *policy, run.prompt, settings), Catch::Contains("must be smaller than J"));

@@ -180,7 +180,7 @@ TEST_CASE("pyramid budgets: linear from first to last layer, summing exactly to 
       CHECK(std::abs(static_cast<double>(b.front()) / static_cast<double>(b.back()) - r) < 0.05 * r);
     }
   CHECK_THROWS_WITH(pyramid_budgets(16, 4, 7.0, 8), Catch::Contains("layer 3") && Catch::Contains("below the 8"));
-  CHECK_THROWS_WITH(pyramid_budgets(16, 4, 0.5, 0), Catch::Contains("pyramid_ratio"));
+  CHECK_THROWS_WITH(pyramid_budgets(16, 4, 0.5, 0), Catch::Contains("pyramid ratio"));
 }
 
 TEST_CASE("validate_allocator: phrase rules need the uniform allocator", "[allocator]") {
@@ -202,21 +202,22 @@ TEST_CASE("validate_allocator: phrase rules need the uniform allocator", "[alloc
   }
 }
 
-TEST_CASE("allocator in the job identity: absent for uniform, with its ratio only for pyramid", "[allocator][job]") {
+TEST_CASE("allocator in the job identity: absent for uniform, its knobs in its normal-form spec", "[allocator][job]") {
   JobConfig job;
   job.policy = "h2o-true";
   const json uniform = to_json(job);
   CHECK_FALSE(uniform.contains("allocator"));  // identities of jobs from before allocators are unchanged
-  CHECK_FALSE(uniform.contains("pyramid_ratio"));
-  job.budget.allocator = "pyramid";
-  job.budget.pyramid_ratio = 3.0;
-  CHECK(to_json(job).at("allocator") == "pyramid");
-  CHECK(to_json(job).at("pyramid_ratio") == 3.0);
+  job.budget.allocator = "pyramid:ratio=3";
+  CHECK(to_json(job).at("allocator") == "pyramid:ratio=3");
   const JobConfig back = job_from_json(to_json(job), "test");
-  CHECK(back.budget.allocator == "pyramid");
-  CHECK(back.budget.pyramid_ratio == 3.0);
-  job.budget.allocator = "ada";
-  CHECK_FALSE(to_json(job).contains("pyramid_ratio"));  // no effect on ada: not part of its identity
+  CHECK(back.budget.allocator == "pyramid:ratio=3");
+  // The old field is an alias of the knob: the same job, one identity.
+  CHECK(job_from_json(json{{"allocator", "pyramid"}, {"pyramid_ratio", 3}}, "old").budget.allocator ==
+        "pyramid:ratio=3");
+  CHECK(job_from_json(json{{"allocator", "ada"}, {"pyramid_ratio", 3}}, "old").budget.allocator == "ada");
+  CHECK(with_normal_specs(job_from_json(json{{"allocator", "pyramid"}, {"pyramid_ratio", 2}}, "old")).budget.allocator ==
+        "pyramid");  // the default ratio is no knob of the label
+  CHECK(with_normal_specs(back).budget.allocator == "pyramid:ratio=3");
   CHECK(current_form(uniform) == uniform);
   CHECK_THROWS_WITH(job_from_json(json{{"allocator", 3}}, "cfg"), Catch::Contains("allocator"));
 }

@@ -63,13 +63,15 @@ struct SampleSpec {
 
 // Mixed policies, cache lengths on both sides of the small-row threshold (64) and of the pass's 512-row
 // packs, rollouts (a sample's rows count once per rollout), a per-head policy and token-level policies
-// with per-sample state through the default (one by one) path.
+// with per-sample state through the default (one by one) path, one policy under two knob settings (two
+// refresh groups: grouped by spec, not name).
 const std::vector<SampleSpec> kSamples = {
     {"counter-causal", 21, 1},      {"counter-causal", 37, 1},       {"counter-causal", 90, 1},
     {"counter-causal", 30, 3},      {"counter-causal", 260, 1},      {"counter-causal", 300, 2},
     {"counter-causal-fast", 19, 1}, {"counter-causal-fast", 75, 1},  {"counter-causal-fast", 200, 2},
     {"counter-causal-fast", 45, 1}, {"h2o-true", 40, 1},             {"h2o-true", 66, 2},
-    {"h2o", 50, 1},                 {"tova", 33, 1},                 {"random", 28, 1}};
+    {"h2o", 50, 1},                 {"tova", 33, 1},                 {"tova:layers=each", 35, 1},
+    {"random", 28, 1}};
 
 void check_refresh_together_equals_alone(const Model& model, int threads) {
   const ThreadsFor set(threads);

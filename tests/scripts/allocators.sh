@@ -161,9 +161,9 @@ PY
 # Pyramid with ratio 1 gives every layer J: counter-causal's pass over the (unragged) ragged cache must
 # compute exactly the uniform pass, so scores, kept sets and tokens are bitwise those of uniform.
 for policy in counter-causal counter-causal-fast; do
-  for allocator in "uniform" "pyramid --pyramid-ratio 1"; do
+  for allocator in "uniform" "pyramid:ratio=1"; do
     kvbench generate --model "$model" --prompt "$prompt" --policy "$policy" --J 24 --h 6 --recent 4 --allocator $allocator \
-      --max-new 41 --format json > "$work/ratio1-$policy-${allocator%% *}.json" || fail "generate $policy $allocator"
+      --max-new 41 --format json > "$work/ratio1-$policy-${allocator%%:*}.json" || fail "generate $policy $allocator"
   done
   "$py" - "$work/ratio1-$policy-uniform.json" "$work/ratio1-$policy-pyramid.json" <<'PY' || fail "$policy: pyramid ratio 1 ≠ uniform"
 import json, sys
@@ -187,8 +187,14 @@ expect_error "allocator ada shares each layer's budget" \
 expect_error "allocator ada shares each layer's budget" \
   kvbench generate --model "$model" --prompt "$prompt" --policy h2o --J 16 --recent 4 --allocator ada
 expect_error "allocator" kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --allocator tall
-expect_error "pyramid_ratio" \
+expect_error "ratio must be a number in 1..1e+06 (got \"0.5\")" \
   kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --allocator pyramid --pyramid-ratio 0.5
+expect_error "ratio must be a number in 1..1e+06 (got \"flat\")" \
+  kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --allocator pyramid:ratio=flat
+expect_error "safeguard must be a number in 0..1 (got \"2\")" \
+  kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --allocator ada:safeguard=2
+expect_error "unknown key \"ratoi\" (ratio)" \
+  kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --allocator pyramid:ratoi=2
 expect_error "below the" \
   kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --recent 8 --allocator pyramid --pyramid-ratio 8
 echo "allocators: all checks passed"

@@ -16,7 +16,7 @@ import h5py
 import numpy as np
 
 ROOT_STRINGS = ["kvbench_version", "git_commit", "config", "torch_version", "device", "dtype", "host",
-                "start_time", "end_time"]
+                "start_time", "end_time", "settings"]
 CONFIG_FIELDS = ["model", "task", "data", "prompt_mode", "policy", "J", "h", "recent", "frozen", "min_gap", "sinks",
                  "mode", "policy_seed", "scorer", "smooth", "keep_span", "max_new", "temperature", "top_p", "rollouts", "seed", "limit", "samples",
                  "device", "dtype", "shadow", "profile"]
@@ -27,7 +27,7 @@ ROWS = {"sample_id": "str", "rollout": "i", "seed": "i", "prompt_length": "i", "
         "gold": "str", "score": "f", "wall_seconds": "f", "refresh_count": "i", "mean_cache_size": "f", "key_retention": "f",
         "peak_cache_size": "i", "mean_entries_per_head": "f", "peak_cache_bytes": "f",
         "shadow_kl": "vlen-float32", "shadow_top1": "vlen"}
-ALLOCATOR_FIELDS = {"allocator", "pyramid_ratio"}  # in the config only when not the default allocator
+ALLOCATOR_FIELDS = {"allocator"}  # in the config only when not the default allocator
 
 
 def registered_allocators():
@@ -69,6 +69,30 @@ def columns(group, spec, name):
     return out
 
 
+def knob_values(spec_items):
+    """{knob: text} of a spec's items ("ratio=3,x=a" → {"ratio": "3", "x": "a"})."""
+    return dict(item.split("=", 1) for item in spec_items.split(",")) if spec_items else {}
+
+
+def check_settings(settings, config, allocator, allocator_knobs):
+    """The effective settings: every knob of the policy and allocator with its value (the normal-form spec in the
+    config names only those away from their defaults), the budget with its resolved recent window."""
+    policy_name, _, policy_knobs = config["policy"].partition(":")
+    assert settings["policy"]["name"] == policy_name, settings["policy"]
+    assert settings["allocator"]["name"] == allocator["name"], settings["allocator"]
+    assert set(settings["allocator"]["knobs"]) == set(allocator["knobs"]), "allocator knobs differ from its listing"
+    for part, knobs in (("policy", policy_knobs), ("allocator", allocator_knobs)):
+        for knob, value in knob_values(knobs).items():
+            assert knob in settings[part]["knobs"], f"{part} knob {knob} of the spec is not in the settings"
+            typed = json.loads(value) if re.fullmatch(r"true|false|-?[0-9.]+(e[-+]?[0-9]+)?", value) else value
+            assert settings[part]["knobs"][knob] == typed, (part, knob, value, settings[part]["knobs"][knob])
+    budget = settings["budget"]
+    assert budget["J"] == config["J"] and budget["h"] == (config["h"] or budget["h"]), budget
+    assert 0 <= budget["recent"] < budget["J"], "the effective recent window, resolved (the config may say -1)"
+    if config["recent"] >= 0:
+        assert budget["recent"] == config["recent"], budget
+
+
 def main(path, expected_rollouts, granularity):
     f = h5py.File(path, "r")
     assert f.attrs["schema_version"] == 1
@@ -78,12 +102,12 @@ def main(path, expected_rollouts, granularity):
     assert set(CONFIG_FIELDS) <= set(config) <= set(CONFIG_FIELDS) | ALLOCATOR_FIELDS, f"config fields {sorted(config)}"
     ragged = "allocator" in config
     default_allocator, *others = registered_allocators()
-    allocator = next((a for a in others if a["name"] == config.get("allocator")), default_allocator)
-    assert config.get("allocator") in [None, *(a["name"] for a in others)], \
+    allocator_name, _, allocator_knobs = config.get("allocator", default_allocator["name"]).partition(":")
+    allocator = next((a for a in others if a["name"] == allocator_name), default_allocator)
+    assert config.get("allocator") is None or allocator_name in [a["name"] for a in others], \
         f"{default_allocator['name']} must leave the identity as before allocators"
     assert ragged == allocator["ragged"], f"allocator {allocator['name']}: ragged is {allocator['ragged']}"
-    assert ("pyramid_ratio" in config) == allocator["uses_pyramid_ratio"], \
-        f"pyramid_ratio in the config exactly when {allocator['name']} reads it"
+    check_settings(json.loads(text(f.attrs["settings"])), config, allocator, allocator_knobs)
     assert config["policy"].split(":")[0] in allocator["policies"], f"{allocator['name']} does not serve {config['policy']}"
     model = json.load(open(f"{config['model']}/config.json"))
     kv_bytes_per_slot = 2 * model["num_hidden_layers"] * model["num_key_value_heads"] * \

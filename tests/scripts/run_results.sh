@@ -18,7 +18,28 @@ for allocator in pyramid ada; do
   kvbench run "${job[@]}" --policy h2o-true --allocator "$allocator" --pyramid-ratio 3 --out "$work/$allocator.h5" > /dev/null
   /usr/bin/python3 "$here/check_results_schema.py" "$work/$allocator.h5" 2 per-head
 done
+kvbench run "${job[@]}" --policy h2o-true --allocator pyramid:ratio=3 --out "$work/pyramid.h5" 2> "$work/err" > /dev/null
+grep -q "complete" "$work/err" || fail "--pyramid-ratio 3 and pyramid:ratio=3 are not one job"
 [[ ! -e "$work/a.h5.partial.jsonl" ]] || fail "work file left behind"
+
+# One experiment, one identity: knobs at their defaults are no part of the spec (the results file's config
+# and the output of the same job); the settings attribute records every knob and the recent window h2o
+# resolves from the config's -1 (the paper's J/2 = 12 for J = 24).
+kvbench run "${job[@]}" --policy snapkv:window=64,kernel=5 --recent 4 --out "$work/snap.h5" > /dev/null
+kvbench run "${job[@]}" --policy snapkv --recent 4 --out "$work/snap.h5" 2> "$work/err" > /dev/null
+grep -q "complete" "$work/err" || fail "snapkv and snapkv with its default knobs are not one job"
+/usr/bin/python3 "$here/check_results_schema.py" "$work/snap.h5" 2 per-head
+kvbench run "${job[@]}" --policy h2o --out "$work/h2o.h5" > /dev/null
+/usr/bin/python3 "$here/check_results_schema.py" "$work/h2o.h5" 2 token
+/usr/bin/python3 - "$work/snap.h5" "$work/h2o.h5" <<'PY' || fail "settings attribute"
+import h5py, json, sys
+snap, h2o = (h5py.File(path, "r").attrs for path in sys.argv[1:])
+assert json.loads(snap["config"])["policy"] == "snapkv"
+assert json.loads(snap["settings"])["policy"]["knobs"] == {"window": 64, "kernel": 5}
+assert json.loads(h2o["config"])["recent"] == -1
+assert json.loads(h2o["settings"])["budget"]["recent"] == 12, json.loads(h2o["settings"])
+assert json.loads(h2o["settings"])["budget"]["sinks"] == 0, "h2o keeps no attention sinks"
+PY
 
 # Same config + seed ⇒ same non-timing datasets.
 kvbench run "${job[@]}" --policy counter-causal --out "$work/b.h5" > /dev/null

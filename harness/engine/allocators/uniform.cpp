@@ -2,6 +2,7 @@
 // one token-level (or per-head) table and any policy serves it, those that keep by position included.
 #include <memory>
 
+#include "common/spec.h"
 #include "engine/allocator.h"
 #include "engine/budget.h"
 
@@ -21,6 +22,6 @@ class UniformAllocator final : public Allocator {
 };
 }  // namespace
 
-std::unique_ptr<Allocator> make_uniform_allocator() { return std::make_unique<UniformAllocator>(); }
+std::unique_ptr<Allocator> make_uniform_allocator(const SpecItems&) { return std::make_unique<UniformAllocator>(); }
 
 }  // namespace kvbench
