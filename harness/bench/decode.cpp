@@ -41,8 +41,9 @@ std::vector<double> bandwidth_beside(const std::vector<double>& probes) {
   return beside;
 }
 
-void print_decode_runs(std::ostream& out, const Model& model, const DecodeBench& o, const DecodeRuns& runs, const MachineRates& rates,
-                       const std::vector<double>& beside) {
+// `rates`: the machine's, the GEMM rate in the model's dtype `dtype`.
+void print_decode_runs(std::ostream& out, const Model& model, at::ScalarType dtype, const DecodeBench& o,
+                       const DecodeRuns& runs, const MachineRates& rates, const std::vector<double>& beside) {
   const TokenCosts costs = token_costs(model);
   const auto bytes_per_token = [&](double cache_size) { return costs.weight_bytes + costs.kv_bytes_per_entry * cache_size; };
   const double decode_tps = median(runs.decode), prefill_tps = median(runs.prefill), cache = median(runs.cache_size);
@@ -52,8 +53,8 @@ void print_decode_runs(std::ostream& out, const Model& model, const DecodeBench&
   std::vector<double> shares;  // each repeat's GB/s against the bandwidth beside it
   for (size_t r = 0; r < runs.decode.size(); ++r)
     shares.push_back(100.0 * bytes_per_token(runs.cache_size[r]) * runs.decode[r] / 1e9 / beside[r]);
-  out << fmt::format("prefill {:.1f} tokens/s, {:.1f} GFLOP/s = {:.0f}% of the GEMM rate\n", prefill_tps,
-                           prefill_gflops, 100.0 * prefill_gflops / rates.gemm_gflops)
+  out << fmt::format("prefill {:.1f} tokens/s, {:.1f} GFLOP/s = {:.0f}% of the {} GEMM rate\n", prefill_tps,
+                     prefill_gflops, 100.0 * prefill_gflops / rates.gemm_gflops, dtype_name(dtype))
             << fmt::format("decode  {:.1f} tokens/s, {:.1f} MB read per token ({:.1f} MB weights: projections, norms, "
                            "LM head; {:.1f} MB KV cache at the mean {:.0f} entries) = {:.1f} GB/s, {:.0f}% of the read "
                            "bandwidth, {:.0f}% of the GEMV rate\n",
@@ -79,7 +80,10 @@ void run_decode(const DecodeBench& o, std::ostream& out) {
   settings.max_new_tokens = o.new_tokens;
   const auto prompt = random_ids(o.prompt_len, models.front().config().vocab_size, 0);
   for (size_t i = 0; i < models.size(); ++i) out << describe(variants[i], models[i]) << "\n";
-  const MachineRates before = measure_machine_rates(o.model.parsed_device());
+  // The GEMM rate of each dtype run (16-bit products have rates of their own), read bandwidth alike.
+  std::vector<MachineRates> before;
+  for (const api::ModelSource& variant : variants)
+    before.push_back(measure_machine_rates(variant.parsed_device(), variant.parsed_dtype()));
   for (const Model& model : models) generate(model, *policy, prompt, settings);  // warm-up
   std::vector<DecodeRuns> runs(models.size());
   std::vector<double> probes;
@@ -97,14 +101,19 @@ void run_decode(const DecodeBench& o, std::ostream& out) {
     }
   }
   const std::vector<double> beside = bandwidth_beside(probes);
-  const MachineRates rates = best_of(before, measure_machine_rates(o.model.parsed_device()));
-  out << fmt::format("machine: GEMM {:.1f} GFLOP/s; read bandwidth {:.1f} GB/s (best of at::mv, sum, kvbench::linear "
-                           "over 1 GiB), by a one-row product (GEMV) {:.1f} GB/s; each the best of before and after\n",
-                           rates.gemm_gflops, rates.read_gbps, rates.gemv_gbps)
-            << fmt::format("prompt {} tokens, {} new tokens, median of {}\n", o.prompt_len, o.new_tokens, o.repeats);
+  std::vector<MachineRates> rates;
+  for (size_t i = 0; i < variants.size(); ++i)
+    rates.push_back(best_of(before[i], measure_machine_rates(variants[i].parsed_device(), variants[i].parsed_dtype())));
+  for (size_t i = 0; i < variants.size(); ++i)
+    out << fmt::format("machine: {} GEMM {:.1f} GFLOP/s; read bandwidth {:.1f} GB/s (best of at::mv, sum, "
+                       "kvbench::linear over 1 GiB), by a one-row product (GEMV) {:.1f} GB/s; each the best of before "
+                       "and after\n",
+                       dtype_name(variants[i].parsed_dtype()), rates[i].gemm_gflops, rates[i].read_gbps,
+                       rates[i].gemv_gbps);
+  out << fmt::format("prompt {} tokens, {} new tokens, median of {}\n", o.prompt_len, o.new_tokens, o.repeats);
   for (size_t i = 0; i < models.size(); ++i) {
     if (models.size() > 1) out << dtype_name(variants[i].parsed_dtype()) << ":\n";
-    print_decode_runs(out, models[i], o, runs[i], rates, beside);
+    print_decode_runs(out, models[i], variants[i].parsed_dtype(), o, runs[i], rates[i], beside);
   }
   for (size_t i = 1; i < models.size(); ++i)
     out << fmt::format("{} against {}, in turns in this run: decode {:.2f}x, prefill {:.2f}x\n",

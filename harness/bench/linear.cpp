@@ -24,10 +24,16 @@ void run_linear(const LinearBench& o, std::ostream& out) {
   const double weight_bytes = static_cast<double>(weight.nbytes());
   out << fmt::format("weight [{}, {}] {}, {} threads ({} for BLAS blocks); GB/s = weight bytes / time\n", o.N,
                            o.K, o.dtype, at::get_num_threads(), compute_threads());
+  const MachineRates rates = measure_machine_rates(at::kCPU, dtype);
+  out << fmt::format("machine: {} GEMM {:.1f} GFLOP/s (% GEMM: of this rate)\n", dtype_name(dtype), rates.gemm_gflops);
   if (o.cold)
     out << fmt::format("cold: {} copies of the weight ({:.0f} MiB) in turn; read bandwidth {:.1f} GB/s\n", copies,
-                             copies * weight_bytes / (1 << 20), measure_machine_rates(at::kCPU).read_gbps);
-  out << fmt::format("{:>5}  {:>22}  {:>22}\n", "rows", "kvbench::linear", "at::linear");
+                             copies * weight_bytes / (1 << 20), rates.read_gbps);
+  const auto rate = [&](double seconds, double flops) {
+    return fmt::format("{:>7.1f} GB/s {:>6.1f} GFLOP/s {:>4.0f}%", weight_bytes / seconds / 1e9, flops / seconds / 1e9,
+                       100.0 * flops / seconds / 1e9 / rates.gemm_gflops);
+  };
+  out << fmt::format("{:>5}  {:>28}  {:>28}\n", "rows", "kvbench::linear", "at::linear");
   for (int64_t M : o.rows) {
     const at::Tensor x = at::randn({M, o.K}).to(dtype);
     const double flops = 2.0 * M * o.N * o.K;
@@ -38,12 +44,9 @@ void run_linear(const LinearBench& o, std::ostream& out) {
     };
     const double ours = seconds_per_product([&](const at::Tensor& w) { kvbench::linear(x, w); });
     std::string theirs = "not implemented";
-    if (aten_matmul_supported(x.options())) {
-      const double seconds = seconds_per_product([&](const at::Tensor& w) { at::linear(x, w); });
-      theirs = fmt::format("{:>7.1f} GB/s {:>6.1f} GFLOP/s", weight_bytes / seconds / 1e9, flops / seconds / 1e9);
-    }
-    out << fmt::format("{:>5}  {:>7.1f} GB/s {:>6.1f} GFLOP/s  {:>22}\n", M, weight_bytes / ours / 1e9,
-                             flops / ours / 1e9, theirs);
+    if (aten_matmul_supported(x.options()))
+      theirs = rate(seconds_per_product([&](const at::Tensor& w) { at::linear(x, w); }), flops);
+    out << fmt::format("{:>5}  {}  {:>28}\n", M, rate(ours, flops), theirs);
   }
 }
 

@@ -70,8 +70,8 @@ KvCache filled_cache(const Model& model, int64_t n) {
 void refresh_bench_round(std::ostream& out, const RefreshBench& o, const Model& model,
                          std::vector<std::unique_ptr<Policy>>& policies) {
   const MachineRates rates = measure_machine_rates(o.model.parsed_device(), o.model.parsed_dtype());
-  out << fmt::format("machine: GEMM {:.1f} GFLOP/s, read bandwidth {:.1f} GB/s\n", rates.gemm_gflops,
-                           rates.read_gbps)
+  out << fmt::format("machine: {} GEMM {:.1f} GFLOP/s, read bandwidth {:.1f} GB/s\n",
+                           dtype_name(o.model.parsed_dtype()), rates.gemm_gflops, rates.read_gbps)
             << fmt::format("{:>7}  {:<22} {:>10} {:>9} {:>9} {:>7} {:>9} {:>9}\n", "n", "policy", "median ms", "GFLOP",
                            "GFLOP/s", "% GEMM", "peak MiB", "pass MiB");
   const std::vector<double> sizes(o.sizes.begin(), o.sizes.end());

@@ -76,9 +76,9 @@ BatchTiming time_batch(const Model& model, const ThroughputBench& o, int64_t B, 
 void run_throughput(const ThroughputBench& o, std::ostream& out) {
   const Model model = api::load_model(o.model).model;
   out << describe(o.model, model) << "\n";
-  const MachineRates rates = measure_machine_rates(o.model.parsed_device());
-  out << fmt::format("machine: GEMM {:.1f} GFLOP/s; policy {}, J {}, prompt {}, {} new tokens per sample\n",
-                           rates.gemm_gflops, o.job.policy, o.job.budget.J, o.prompt_len, o.new_tokens);
+  const MachineRates rates = measure_machine_rates(o.model.parsed_device(), o.model.parsed_dtype());
+  out << fmt::format("machine: {} GEMM {:.1f} GFLOP/s; policy {}, J {}, prompt {}, {} new tokens per sample\n",
+                           dtype_name(o.model.parsed_dtype()), rates.gemm_gflops, o.job.policy, o.job.budget.J, o.prompt_len, o.new_tokens);
   time_batch(model, o, 1, 999);  // warm-up
   for (int64_t round = 1; round <= o.rounds; ++round) {
     out << fmt::format("round {}\n{:>6} {:>14} {:>9} {:>10} {:>8} {:>9}\n", round, "batch", "decode tok/s",

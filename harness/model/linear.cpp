@@ -10,8 +10,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <numeric>
+#include <sstream>
+#include <string>
 #include <utility>
 
 #include "model/cpu_threads.h"
@@ -69,6 +72,22 @@ bool cpu_has_avx2_kernel() {
 #else
   return false;
 #endif
+}
+
+bool bfloat16_gemm() {
+  // The flags Linux reports (what the kernel lets programs use, AMX included), read once.
+  static const bool has = [] {
+    std::ifstream cpuinfo("/proc/cpuinfo");
+    for (std::string line; std::getline(cpuinfo, line);)
+      if (line.rfind("flags", 0) == 0) {
+        std::istringstream flags(line.substr(line.find(':') + 1));
+        for (std::string flag; flags >> flag;)
+          if (flag == "avx512_bf16" || flag == "amx_bf16") return true;
+        return false;
+      }
+    return false;
+  }();
+  return has;
 }
 
 WeightType weight_type(at::ScalarType dtype) {
@@ -449,6 +468,13 @@ at::Tensor blas_blocks(const at::Tensor& x, const at::Tensor& weight, const at::
   return out_t.t().contiguous();
 }
 
+// Many rows [M, K]: libtorch's bfloat16 GEMM where the CPU has the instructions for it, else BLAS.
+at::Tensor many_rows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
+  if (x.scalar_type() == at::kBFloat16 && weight.scalar_type() == at::kBFloat16 && linear_detail::bfloat16_gemm())
+    return bias.defined() ? at::linear(x, weight, bias.to(at::kBFloat16)) : at::linear(x, weight);
+  return blas_blocks(x, weight, bias);
+}
+
 // out [rows, N] → x's leading dimensions and dtype.
 at::Tensor with_leading_dims_of(const at::Tensor& x, const at::Tensor& out) {
   std::vector<int64_t> shape = x.sizes().vec();
@@ -482,7 +508,7 @@ std::vector<at::Tensor> linear(const at::Tensor& x, const std::vector<Affine>& l
     return linear_detail::small_rows(x, layers, linear_detail::Kernel::best, x.scalar_type(),
                                      linear_detail::Combine::separate, {});
   const at::Tensor x2 = x.reshape({rows, x.size(-1)});
-  for (const Affine& l : layers) outs.push_back(with_leading_dims_of(x, blas_blocks(x2, l.weight, l.bias)));
+  for (const Affine& l : layers) outs.push_back(with_leading_dims_of(x, many_rows(x2, l.weight, l.bias)));
   return outs;
 }
 

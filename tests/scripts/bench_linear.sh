@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # `kvbench bench linear` end to end, warm and --cold (copies of the weight spanning 1 GiB, streamed in turn):
-# a row per row count with both products' rates, and in cold mode the copy count and the read bandwidth;
+# a row per row count with both products' rates and their share of the dtype's GEMM rate, and in cold mode the copy count and the read bandwidth;
 # counts that leave nothing to time are refused.
 set -euo pipefail
 source "$(dirname "$0")/common.bash"
-row='^ +[0-9]+ +[0-9.]+ GB/s +[0-9.]+ GFLOP/s +[0-9.]+ GB/s +[0-9.]+ GFLOP/s$'
+row='^ +[0-9]+ +[0-9.]+ GB/s +[0-9.]+ GFLOP/s +[0-9]+% +[0-9.]+ GB/s +[0-9.]+ GFLOP/s +[0-9]+%$'
 timeout 120 "$KVBENCH" --threads 1 bench linear --rows 1,3 --k 256 --n 512 --repeats 1 > "$work/warm"
 [[ $(grep -Ec "$row" "$work/warm") == 2 ]] || { cat "$work/warm"; fail "warm: not one row per row count"; }
+grep -Eq "^machine: float32 GEMM [0-9.]+ GFLOP/s" "$work/warm" || { cat "$work/warm"; fail "no GEMM rate of the dtype"; }
 timeout 300 "$KVBENCH" --threads 1 bench linear --rows 1 --k 256 --n 512 --repeats 1 --cold > "$work/cold"
 grep -Eq "^cold: 2048 copies of the weight \(1024 MiB\) in turn; read bandwidth [0-9.]+ GB/s$" "$work/cold" ||
   { cat "$work/cold"; fail "cold: no copy count or read bandwidth"; }
