@@ -44,7 +44,8 @@ json info_json(const RunInfo& info) {
   return {{"kvbench_version", info.kvbench_version}, {"git_commit", info.git_commit},
           {"config", json::parse(info.config_json, nullptr, false)}, {"torch_version", info.torch_version},
           {"device", info.device}, {"dtype", info.dtype}, {"host", info.host}, {"start_time", info.start_time},
-          {"end_time", info.end_time}, {"batch", info.batch}, {"threads", info.threads}};
+          {"end_time", info.end_time}, {"batch", info.batch}, {"threads", info.threads},
+          {"settings", info.settings_json.empty() ? json(nullptr) : json::parse(info.settings_json, nullptr, false)}};
 }
 
 std::string results_json(const std::string& path) {

@@ -1,7 +1,8 @@
 """Results files as pandas DataFrames.
 
 ``load(paths)``: one row per sample × rollout, the job's config as columns (``config.J``, ``config.policy``,
-...), and the file's provenance (``file``, ``kvbench_version``, ``git_commit``, ``torch_version``, ``device``,
+...), what ran as columns (``settings.budget.recent``, ``settings.policy.knobs.window``: every knob with its
+default filled in, the resolved budget; absent in files from before it was recorded), and the file's provenance (``file``, ``kvbench_version``, ``git_commit``, ``torch_version``, ``device``,
 ``dtype``, ``batch``). ``refreshes(paths)``: one row per refresh trace. ``tables(paths, "accuracy-vs-j")``:
 ``kvbench report``'s tables as frames.
 """
@@ -37,6 +38,15 @@ def read(path):
     return json.loads(_kvbench.read_results(str(path)))
 
 
+def _flat(prefix, tree):
+    """(``prefix.key.subkey``, value) for every leaf of nested dicts."""
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            yield from _flat(f"{prefix}.{key}", value)
+        else:
+            yield f"{prefix}.{key}", value
+
+
 def _frame(paths, part):
     frames = []
     for file in _files(paths):
@@ -47,6 +57,8 @@ def _frame(paths, part):
             frame[key] = data["info"][key]
         for key, value in data["info"]["config"].items():
             frame["config." + key] = [value] * len(frame) if isinstance(value, list) else value
+        for key, value in _flat("settings", data["info"].get("settings") or {}):
+            frame[key] = value
         frames.append(frame)
     return pd.concat(frames, ignore_index=True)
 

@@ -93,6 +93,11 @@ def test_results_frame_matches_hdf5(tmp_path):
         assert (frame["batch"] == f.attrs["batch"]).all()
     for key, value in config.items():
         assert all(v == value for v in frame["config." + key]), key
+    with h5py.File(done["out"], "r") as f:  # what ran, flattened: h2o's recent J/2 where the config says -1
+        settings = json.loads(f.attrs["settings"])
+    assert config["recent"] == -1 and settings["budget"]["recent"] == config["J"] // 2
+    assert (frame["settings.budget.recent"] == settings["budget"]["recent"]).all()
+    assert (frame["settings.policy.name"] == "h2o").all()
     for name in ("rollout", "seed", "prompt_length", "generated_length", "refresh_count", "peak_cache_size", "pred_none"):
         assert list(frame[name]) == list(rows[name]), name
     for name in ("score", "mean_cache_size", "wall_seconds"):
