@@ -45,7 +45,8 @@ json info_json(const RunInfo& info) {
           {"config", json::parse(info.config_json, nullptr, false)}, {"torch_version", info.torch_version},
           {"device", info.device}, {"dtype", info.dtype}, {"host", info.host}, {"start_time", info.start_time},
           {"end_time", info.end_time}, {"batch", info.batch}, {"threads", info.threads},
-          {"settings", info.settings_json.empty() ? json(nullptr) : json::parse(info.settings_json, nullptr, false)}};
+          {"settings", info.settings_json.empty() ? json(nullptr) : json::parse(info.settings_json, nullptr, false)},
+          {"blas", info.blas}};
 }
 
 std::string results_json(const std::string& path) {

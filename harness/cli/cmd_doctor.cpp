@@ -10,6 +10,8 @@
 
 #include "cli/commands.h"
 #include "common/build_info.h"
+#include "model/cpu_threads.h"
+#include "model/linear.h"
 #include "model/linear_kernels.h"
 #include "model/model.h"
 
@@ -32,6 +34,8 @@ void print_doctor() {
             << fmt::format("{:<26}{}\n", "CPU threads (pool)", at::get_num_threads())
             << fmt::format("{:<26}{}\n", "logical CPUs", std::thread::hardware_concurrency())
             << fmt::format("{:<26}{}\n", "AVX2 kernels (kvbench)", yes(linear_detail::cpu_has_avx2_kernel()))
+            << fmt::format("{:<26}{}\n", "bfloat16 GEMM (oneDNN)", yes(linear_detail::bfloat16_gemm()))
+            << fmt::format("{:<26}{}\n", "BLAS kernels", blas_kernels().empty() ? "not OpenBLAS" : blas_kernels())
             << fmt::format("{:<26}{}\n", "MKL / oneDNN (libtorch)",
                            fmt::format("{} / {}", yes(at::hasMKL()), yes(at::hasMKLDNN())));
   std::cout << "\nlibtorch's build configuration:\n" << at::show_config();

@@ -221,6 +221,7 @@ RunInfo run_info_of(const h5::Location& root) {
   if (h5::has_attribute(root, "batch")) info.batch = h5::read_int_attribute(root, "batch");
   if (h5::has_attribute(root, "threads")) info.threads = h5::read_int_attribute(root, "threads");
   if (h5::has_attribute(root, "settings")) info.settings_json = h5::read_string_attribute(root, "settings");
+  if (h5::has_attribute(root, "blas")) info.blas = h5::read_string_attribute(root, "blas");
   return info;
 }
 
@@ -256,6 +257,7 @@ void write_results(const std::filesystem::path& path, const Results& results) {
     h5::write_attribute(root, "batch", results.info.batch);
     h5::write_attribute(root, "threads", results.info.threads);
     if (!results.info.settings_json.empty()) h5::write_attribute(root, "settings", results.info.settings_json);
+    if (!results.info.blas.empty()) h5::write_attribute(root, "blas", results.info.blas);
     write_attributes(h5::create_group(root, "summary"), results.summary, kSummaryFields);
     write_rows(h5::create_group(root, "rows"), results.rows);
     const h5::Location refreshes = h5::create_group(root, "refreshes");

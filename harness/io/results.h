@@ -72,6 +72,9 @@ struct RunInfo {
   // What ran, resolved (run/job.h effective_settings): knobs with defaults filled in, the budget as refreshed.
   // Empty in files from before it was recorded.
   std::string settings_json;
+  // The BLAS kernels float32 products beyond kvbench's own kernel ran on ("OpenBLAS Cooperlake"): their
+  // accumulation order is part of the numbers. Empty for another BLAS and in files from before it was recorded.
+  std::string blas;
 };
 
 struct Summary {

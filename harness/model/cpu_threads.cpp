@@ -70,6 +70,12 @@ void set_cpu_threads(int threads) {
   single_threaded_blas();
 }
 
+std::string blas_kernels() {
+  using Corename = char* (*)();
+  const auto corename = reinterpret_cast<Corename>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  return corename ? std::string("OpenBLAS ") + corename() : std::string();
+}
+
 int default_cpu_threads() {
   if (std::getenv("OMP_NUM_THREADS")) return physical_cores();
   cpu_set_t allowed;

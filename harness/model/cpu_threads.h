@@ -1,5 +1,6 @@
 // CPU threads for everything the forward pass calls: libtorch's intra-op pool and the BLAS library's.
 #pragma once
+#include <string>
 
 namespace kvbench {
 
@@ -12,6 +13,10 @@ namespace kvbench {
 // 2.9–4.9 against 6.3–8.1). A single-threaded BLAS also rounds the same whatever `threads` is. OpenBLAS
 // is found at run time; any other BLAS is left alone.
 void set_cpu_threads(int threads);
+
+// "OpenBLAS <kernels>" where OpenBLAS is loaded (its dynamic-arch choice, or OPENBLAS_CORETYPE's: an
+// environment that sets Haswell on an AVX-512 CPU halves float32 GEMM), else empty.
+std::string blas_kernels();
 
 // The default `threads`: every logical CPU this process may run on (OMP_NUM_THREADS overrides it), while
 // compute-bound products stay at one thread per physical core (compute_threads). Decoding reads weights

@@ -19,6 +19,7 @@
 #include "common/error.h"
 #include "engine/allocator.h"
 #include "engine/generate.h"
+#include "model/cpu_threads.h"
 #include "run/job_lock.h"
 #include "run/journal.h"
 #include "run/key_retention.h"
@@ -388,6 +389,7 @@ RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const
       encode_prompt(task->prompt(samples.front()), tokenizer, job.prompt_mode == "chat").system_tokens;
   results.info.settings_json =
       effective_settings(job, *make_policy(job.policy, policy_options(job)), system_tokens).dump();
+  results.info.blas = blas_kernels();
   write_atomically(out, results);
   journal.remove();
   outcome.summary = results.summary;

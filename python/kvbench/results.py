@@ -14,7 +14,7 @@ import pandas as pd
 
 from . import _kvbench
 
-_INFO_COLUMNS = ("kvbench_version", "git_commit", "torch_version", "device", "dtype", "batch", "threads")
+_INFO_COLUMNS = ("kvbench_version", "git_commit", "torch_version", "device", "dtype", "batch", "threads", "blas")
 
 
 def _files(paths):

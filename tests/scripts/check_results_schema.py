@@ -98,6 +98,12 @@ def main(path, expected_rollouts, granularity):
     assert f.attrs["schema_version"] == 1
     for key in ROOT_STRINGS:
         assert isinstance(text(f.attrs[key]), str), f"root attribute {key} missing or not a string"
+    doctor = subprocess.run([os.environ["KVBENCH"], "doctor"], capture_output=True, text=True, check=True).stdout
+    blas = re.search(r"^BLAS kernels +(.+)$", doctor, re.M).group(1)
+    if blas == "not OpenBLAS":
+        assert "blas" not in f.attrs, "a blas attribute without OpenBLAS"
+    else:
+        assert text(f.attrs["blas"]) == blas, (text(f.attrs["blas"]), blas)
     config = json.loads(text(f.attrs["config"]))
     assert set(CONFIG_FIELDS) <= set(config) <= set(CONFIG_FIELDS) | ALLOCATOR_FIELDS, f"config fields {sorted(config)}"
     ragged = "allocator" in config
