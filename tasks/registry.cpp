@@ -25,6 +25,8 @@
   X("hmmt-nov-2025", hmmt_nov_2025)       \
   X("gpqa-diamond", gpqa_diamond)         \
   X("rare-fact", rare_fact)               \
+  X("ruler", ruler)                       \
+  X("niah", niah)                         \
   X("qasper", qasper)                     \
   X("qasper-longbench", qasper_longbench) \
   X("locomo", locomo)                     \

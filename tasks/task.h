@@ -2,6 +2,7 @@
 // A task knows nothing of models or policies; the runner joins them.
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -42,6 +43,10 @@ struct DecodingDefaults {
   int rollouts = 1;          // multi-rollout tasks report pass@1 as the mean over rollouts
 };
 
+// A text's length in the model's tokens (no special tokens added): what tasks sized in the model's tokens
+// (ruler, niah) generate their samples with.
+using TokenCounter = std::function<int64_t(std::string_view)>;
+
 class Task {
  public:
   virtual ~Task() = default;
@@ -51,8 +56,19 @@ class Task {
   // False for a generated task: its --data is a spec it makes samples from ("name:key=value,…", parsed
   // with common/spec.h), not a file, so nothing looks for it on disk.
   virtual bool reads_dataset() const { return true; }
+  // The files loading this --data reads (the dataset file; the files a generated task's spec names), so a dry
+  // run can say which are missing.
+  virtual std::vector<std::filesystem::path> files_read(const std::filesystem::path& data) const {
+    if (reads_dataset()) return {data};
+    return {};
+  }
   // Throws kvbench::Error naming the file and record on malformed input.
   virtual std::vector<Sample> load(const std::filesystem::path& path) const = 0;
+  // The same, where the model's tokenizer is known (a run, a cost estimate): tasks whose samples are sized in
+  // its tokens override this; the others load as above.
+  virtual std::vector<Sample> load(const std::filesystem::path& path, const TokenCounter& count_tokens) const {
+    return load(path);
+  }
   virtual Prompt prompt(const Sample& sample) const = 0;
   // Called with the text generated so far; true ends generation early (e.g. a complete \boxed{}).
   virtual bool should_stop(std::string_view generated) const { return false; }
@@ -65,6 +81,11 @@ class Task {
   // fact restated); texts to train on (`kvbench train-scorer --data TASK-SPEC`). Empty: the prompt alone.
   virtual std::string answer_text(const Sample& sample) const { return {}; }
   virtual DecodingDefaults defaults() const = 0;
+  // What names a job on this --data in file names and reports: the task's name, or (a generated task whose
+  // spec picks among several benchmarks) the name with the benchmark and length.
+  virtual std::string label(const std::filesystem::path& data) const { return name(); }
+  // The defaults for one --data (a generated task's spec may set them: RULER's tokens to generate per task).
+  virtual DecodingDefaults defaults(const std::filesystem::path& data) const { return defaults(); }
 };
 
 // Grades without ever throwing, so one bad row never costs a run or a grade file the others: a row the

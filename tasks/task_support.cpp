@@ -47,6 +47,13 @@ GeneratedSpec parse_generated_spec(const std::string& text, const std::string& t
 
 std::string generated_sample_id(uint64_t seed, int64_t index) { return fmt::format("s{}/{}", seed, index); }
 
+std::optional<SpecInPath> spec_in_path(const std::filesystem::path& data, const std::string& task) {
+  const std::string text = data.string(), start = task + ":";
+  for (std::size_t at = text.find(start); at != std::string::npos; at = text.find(start, at + 1))
+    if (at == 0 || text[at - 1] == '/') return SpecInPath{at == 0 ? "" : text.substr(0, at - 1), text.substr(at)};
+  return std::nullopt;
+}
+
 std::string trimmed(std::string_view text) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return "";

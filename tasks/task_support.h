@@ -1,5 +1,6 @@
 // Small pieces every task needs: the instruction-first prompt layout and field access that names the sample.
 #pragma once
+#include <filesystem>
 #include <optional>
 #include <set>
 #include <string>
@@ -33,6 +34,15 @@ struct GeneratedSpec {
 };
 GeneratedSpec parse_generated_spec(const std::string& text, const std::string& task, int64_t default_samples);
 std::string generated_sample_id(uint64_t seed, int64_t index);
+
+// A generated task's --data split into what came before the spec (the datasets root) and the spec, which
+// starts at "<task>:" at the beginning or after a '/' and may itself hold paths (essay=/data/essays.txt);
+// nullopt when `data` holds no spec of `task` (a file to read).
+struct SpecInPath {
+  std::filesystem::path root;
+  std::string spec;
+};
+std::optional<SpecInPath> spec_in_path(const std::filesystem::path& data, const std::string& task);
 
 // `text` without leading and trailing whitespace.
 std::string trimmed(std::string_view text);

@@ -9,6 +9,7 @@
 #include "common/json_file.h"
 #include "engine/allocator.h"
 #include "model/random_model.h"
+#include "report/niah.h"
 #include "report/attention_loss.h"
 #include "report/fidelity.h"
 #include "report/overlap.h"
@@ -37,9 +38,13 @@ LoadedModel load_model(const ModelSource& source) {
 }
 
 LoadedModel load_job_model(const JobConfig& job) {
-  if (!std::filesystem::exists(std::filesystem::path(job.model) / "tokenizer.json"))
-    fail("{}: no tokenizer.json (runs decode and grade text, so the model needs its tokenizer)", job.model);
-  return load_model({job.model, job.device, job.dtype});
+  const std::filesystem::path tokenizer = job.tokenizer.empty() ? job.model : job.tokenizer;
+  if (!std::filesystem::exists(tokenizer / "tokenizer.json"))
+    fail("{}: no tokenizer.json (runs decode and grade text, so the model needs its tokenizer; a random:PRESET "
+         "model takes one with --tokenizer DIR)", tokenizer.string());
+  LoadedModel loaded = load_model({job.model, job.device, job.dtype});
+  if (!job.tokenizer.empty()) loaded.tokenizer = Tokenizer::load(job.tokenizer);
+  return loaded;
 }
 
 void register_policy(const std::string& name, PolicyFactory factory) {
@@ -141,7 +146,7 @@ Generation generate(const LoadedModel& model, const GenerateRequest& given, Poli
   }
   Generation out;
   out.policy = policy->spec();
-  out.settings = generation_settings(request.job, *policy, prompt.system_tokens, tokenizer);
+  out.settings = generation_settings(request.job, *policy, prompt.system_tokens, tokenizer, prompt.ids.size());
   out.settings.sampling.top_k = request.top_k;  // a knob of generate alone, not a job field
   out.result = kvbench::generate(model.model, *policy, prompt.ids, out.settings, stop_strings(request.stop, tokenizer));
   for (const RolloutResult& rollout : out.result.rollouts)
@@ -314,7 +319,8 @@ const std::vector<std::pair<std::string, TableBuilder>>& table_builders() {
       {"overlap", overlap_tables},
       {"overlap-refreshes", overlap_refresh_tables},
       {"fidelity", fidelity_tables},
-      {"attention-loss", attention_loss_tables}};
+      {"attention-loss", attention_loss_tables},
+      {"niah", niah_tables}};
   return builders;
 }
 }  // namespace

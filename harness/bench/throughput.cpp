@@ -34,7 +34,7 @@ struct RandomSamples {
       JobConfig job = base;
       job.max_new = new_tokens;
       policies.push_back(make_policy(job.policy, policy_options(job)));
-      GenerationSettings settings = generation_settings(job, *policies.back(), 0, nullptr);
+      GenerationSettings settings = generation_settings(job, *policies.back(), 0, nullptr, prompt_len);
       if (settings.budget.h <= 0) settings.budget.h = prompt_len;  // full cache: one prefill pass
       budget = settings.budget;
       generations.push_back(std::make_unique<SampleGeneration>(

@@ -106,6 +106,8 @@ void add_report_command(CLI::App& app) {
       "                 had evicted at that refresh or earlier; mean over a row's refreshes, 95% CI; rows\n"
       "                 policies, columns J and h (the full policy loses 0); a second table averages the\n"
       "                 decode refreshes only (prefill ones, a chunk each, dominate the first)\n"
+      "  niah           files of the niah task: score by needle depth (rows) and length (columns), one table\n"
+      "                 per model x policy x budget (scripts/plot_niah.py draws them as heatmaps)\n"
       "Seeds are pooled: a CI resamples (seed, sample) units, each the mean over its rollouts.\n"
       "Examples:\n"
       "  kvbench report results/demo/*.h5 --table policies --J 64 --h J/4\n"
@@ -115,12 +117,8 @@ void add_report_command(CLI::App& app) {
       "  kvbench report results/shadow/*.h5 --table attention-loss --table fidelity\n"
       "  kvbench report --recipe recipes/counter-causal-table2.json results/counter-causal/*.h5");
   cmd->add_option("files", o->files, "Results files (.h5)")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--table", o->tables,
-                  "overview, policies, aime, accuracy-vs-j, key-retention, by-retention, latency, paired, overlap, "
-                  "overlap-refreshes, fidelity, attention-loss")
-      ->check(CLI::IsMember({"overview", "policies", "aime", "accuracy-vs-j", "key-retention", "by-retention",
-                             "latency", "paired", "overlap", "overlap-refreshes", "fidelity",
-                             "attention-loss"}))
+  cmd->add_option("--table", o->tables, fmt::format("{}", fmt::join(api::report_table_names(), ", ")))
+      ->check(CLI::IsMember(api::report_table_names()))
       ->capture_default_str();
   cmd->add_option("--format", o->format, "md, csv or latex")->check(CLI::IsMember({"md", "csv", "latex"}))
       ->capture_default_str();

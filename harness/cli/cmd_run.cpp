@@ -19,7 +19,7 @@ struct RunCliOptions {
   ModelOptions model;
   PolicyCliOptions policy;
   DecodingCliOptions decoding;
-  std::string task, data, data_root, prompt_mode = "raw", out, samples, shadow;
+  std::string tokenizer, task, data, data_root, prompt_mode = "raw", out, samples, shadow;
   int64_t limit = 0, batch = 0;
   bool force = false, quiet = false;
 };
@@ -35,6 +35,7 @@ std::vector<std::string> split_ids(const std::string& text) {
 JobConfig job_of(const RunCliOptions& o) {
   JobConfig job = o.policy.job();
   job.model = o.model.model;
+  job.tokenizer = o.tokenizer;
   job.task = o.task;
   job.data = o.data;
   job.prompt_mode = o.prompt_mode;
@@ -82,6 +83,10 @@ void add_run_command(CLI::App& app) {
       "  kvbench run --model models/Qwen2.5-7B-Instruct --task math500 --policy h2o --J 512 --h 256 --limit 20\n"
       "  kvbench run --model M --task aime24 --policy tova --J 1024 --rollouts 16 --temperature 0.6 --seed 1");
   o->model.add_to(cmd);
+  cmd->add_option("--tokenizer", o->tokenizer,
+                  "Directory with tokenizer.json when the model has none (random:PRESET): e.g. models/kvbench-demo; "
+                  "its ids must be below the model's vocabulary size")
+      ->check(CLI::ExistingDirectory);
   cmd->add_option("--task", o->task, fmt::format("Task: {}", fmt::join(tasks::task_names(), ", ")))->required();
   cmd->add_option("--data", o->data, "Dataset path (or rare-fact spec); default: the task's dataset under --data-root");
   cmd->add_option("--data-root", o->data_root, "Datasets root (default: $KVBENCH_DATA, else ~/.cache/kvbench/datasets, else ../shared/datasets)");

@@ -176,8 +176,11 @@ std::string prompts_key(const JobConfig& job) {
 }
 
 bool has_inputs(const JobConfig& job) {
-  return std::filesystem::exists(std::filesystem::path(job.model) / "tokenizer.json") &&
-         (!tasks::make_task(job.task)->reads_dataset() || std::filesystem::exists(job.data));
+  if (!std::filesystem::exists(std::filesystem::path(job.tokenizer.empty() ? job.model : job.tokenizer) / "tokenizer.json"))
+    return false;
+  for (const auto& file : tasks::make_task(job.task)->files_read(job.data))
+    if (!std::filesystem::exists(file)) return false;
+  return true;
 }
 
 // Measures each (model, policy, J, h) once, loading each model once.

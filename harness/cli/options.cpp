@@ -75,7 +75,10 @@ Model ModelOptions::load() const { return api::load_model(source()).model; }
 void PolicyCliOptions::add_to(CLI::App* command) {
   command->add_option("--policy", policy, "Eviction policy (see `kvbench generate --help` for the list)")
       ->capture_default_str();
-  command->add_option("--J", J, "Cache budget J: entries kept by a refresh (besides the frozen prefix)");
+  command->add_option("--J", J,
+                      "Cache budget J: entries kept by a refresh (besides the frozen prefix); or ratio:R, a compression "
+                      "ratio as kvpress states budgets: each sample keeps J = max(1, floor(prompt tokens x (1 - R))), "
+                      "0 < R < 1 (with --mode prefill_end: kvpress's one compression of the prompt)");
   command->add_option("--h", h, "Refresh interval and prefill chunk size (default J/4)");
   command->add_option("--recent", recent, "Recent window always kept (default 0; h2o: J/2)");
   command->add_option("--frozen", frozen,
@@ -137,7 +140,7 @@ void DecodingCliOptions::apply(JobConfig& job) const {
 
 BudgetSpec PolicyCliOptions::spec() const {
   BudgetSpec spec;
-  spec.J = J;
+  set_budget_J(spec, J);
   spec.h = h;
   spec.recent = recent;
   spec.frozen = frozen;

@@ -25,7 +25,7 @@ struct ModelOptions {
 
 struct PolicyCliOptions {
   std::string policy = "full";
-  int64_t J = 0;           // 0 = unset
+  std::string J = "0";     // a token count (0 = unset) or ratio:R
   int64_t h = 0;           // 0 = J / 4
   int64_t recent = -1;     // -1 = the policy's default (0; h2o: J/2)
   std::string frozen = "0";  // a number, or "auto" (= the system prompt's token length, subtracted from J)

@@ -65,7 +65,8 @@ const Fields<ResultRow> kRowFields = {{{"sample_id", &ResultRow::sample_id},
                                        {"seed", &ResultRow::seed},
                                        {"prompt_length", &ResultRow::prompt_length},
                                        {"refresh_count", &ResultRow::refresh_count},
-                                       {"peak_cache_size", &ResultRow::peak_cache_size}},
+                                       {"peak_cache_size", &ResultRow::peak_cache_size},
+                                       {"budget_J", &ResultRow::budget_J}},
                                       {{"score", &ResultRow::score},
                                        {"wall_seconds", &ResultRow::wall_seconds},
                                        {"mean_cache_size", &ResultRow::mean_cache_size},
@@ -130,7 +131,7 @@ void write_columns(const h5::Location& at, const std::vector<T>& items, const Fi
 
 // Columns added after the first schema-1 files (files and journals written before them read NaN, −1 or
 // empty: see missing_value). Names are unique across rows and refreshes.
-const std::set<std::string> kAddedInSchema1 = {"key_retention",   "mean_entries_per_head", "peak_cache_bytes",
+const std::set<std::string> kAddedInSchema1 = {"key_retention",   "mean_entries_per_head", "peak_cache_bytes", "budget_J",
                                                "scores",          "candidates_begin",      "candidates_end",
                                                "shadow_kl",       "shadow_top1",           "shadow_lost_queries",
                                                "shadow_lost_mass", "shadow_lost_by_layer"};

@@ -29,6 +29,7 @@ struct ResultRow {  // one sample × rollout
   int64_t refresh_count = 0;
   double mean_cache_size = 0.0;
   int64_t peak_cache_size = 0;
+  int64_t budget_J = -1;  // the J its refreshes kept (a ratio budget's share of its prompt); -1 in older files
   // Realised cache size: entries per layer and KV head (padding excluded), mean over decode steps; and the
   // most key/value bytes the sequence held. NaN in files written before allocators.
   double mean_entries_per_head = std::numeric_limits<double>::quiet_NaN();

@@ -101,9 +101,7 @@ void require_single(const std::vector<JobResults>& jobs, const char* field, cons
          filter_hint);
 }
 
-std::vector<std::string> J_values(const std::vector<JobResults>& jobs) {
-  return distinct(jobs, [](const JobResults& j) { return std::to_string(j.J); });
-}
+std::vector<std::string> J_values(const std::vector<JobResults>& jobs) { return distinct(jobs, budget_text); }
 std::vector<std::string> h_values(const std::vector<JobResults>& jobs) {
   return distinct(jobs, [](const JobResults& j) { return std::to_string(j.h); });
 }
@@ -174,6 +172,11 @@ std::string policy_label(const json& config) {
   return label + "+" + find_allocator(allocator).spec();
 }
 
+std::string budget_text(const JobResults& job) {
+  if (job.ratio > 0) return fmt::format("ratio={}", job.ratio);
+  return job.J > 0 ? fmt::format("J={}", job.J) : "no budget";
+}
+
 JobResults load_job_results(const std::filesystem::path& file) {
   JobResults job;
   job.file = file;
@@ -189,6 +192,7 @@ JobResults load_job_results(const std::filesystem::path& file) {
     if (const int64_t w = config.value("smooth", int64_t{1}); w != 1) job.policy += fmt::format(" smooth={}", w);
     if (const int64_t s = config.value("keep_span", int64_t{1}); s != 1) job.policy += fmt::format(" span={}", s);
     config.at("J").get_to(job.J);
+    job.ratio = config.value("ratio", 0.0);
     config.at("h").get_to(job.h);
     config.at("seed").get_to(job.seed);
   } catch (const std::exception& e) {
@@ -223,7 +227,7 @@ std::vector<Table> policy_model_tables(const std::vector<JobResults>& jobs) {
   const auto models = distinct(jobs, [](const JobResults& j) { return j.model; });
   std::vector<Table> tables;
   for (const auto& [task, task_jobs] : group_by<std::string>(jobs, [](const JobResults& j) { return j.task; })) {
-    Table table{fmt::format("{} score (pass@1, 95% bootstrap CI), J={} h={}", task, jobs.front().J, jobs.front().h),
+    Table table{fmt::format("{} score (pass@1, 95% bootstrap CI), {} h={}", task, budget_text(jobs.front()), jobs.front().h),
                 {"policy"}, {}};
     table.header.insert(table.header.end(), models.begin(), models.end());
     std::vector<JobResults> of_task;
@@ -243,7 +247,7 @@ Table aime_table(const std::vector<JobResults>& jobs) {
   require_single(jobs, "J", "--J", J_values);
   require_single(jobs, "h", "--h", h_values);
   const auto policies = distinct(jobs, [](const JobResults& j) { return j.policy; });
-  Table table{fmt::format("pass@1 and pred=None rate, J={} h={}", jobs.front().J, jobs.front().h), {"model", "task", ""},
+  Table table{fmt::format("pass@1 and pred=None rate, {} h={}", budget_text(jobs.front()), jobs.front().h), {"model", "task", ""},
               {}};
   table.header.insert(table.header.end(), policies.begin(), policies.end());
   using Key = std::pair<std::string, std::string>;
@@ -267,19 +271,20 @@ std::vector<Table> by_j_tables(const std::vector<JobResults>& jobs, const std::s
   std::vector<Table> tables;
   using Key = std::pair<std::string, std::string>;
   for (const auto& [key, group] : group_by<Key>(jobs, [](const JobResults& j) { return Key{j.model, j.task}; })) {
-    std::set<int64_t> Js;
-    for (const JobResults* job : group) Js.insert(job->J);
+    std::set<std::pair<double, int64_t>> budgets;  // (ratio, J): token budgets first, then ratios
+    for (const JobResults* job : group) budgets.insert({job->ratio, job->J});
     Table table{fmt::format("{} on {}: {} vs J", key.first, key.second, what), {"policy"}, {}};
-    for (int64_t J : Js) table.header.push_back(fmt::format("J={}", J));
+    for (const auto& [ratio, J] : budgets) table.header.push_back(ratio > 0 ? fmt::format("ratio={}", ratio) : fmt::format("J={}", J));
     std::vector<JobResults> of_key;
     for (const JobResults* job : group) of_key.push_back(*job);
     for (const auto& [policy, rows] : group_by<std::string>(of_key, [](const JobResults& j) { return j.policy; })) {
       std::vector<std::string> row = {policy};
-      for (int64_t J : Js) {
-        const auto jobs_at_j = select(rows, [&](const JobResults& j) { return j.J == J; });
+      for (const auto& [ratio, J] : budgets) {
+        const auto jobs_at_j = select(rows, [&](const JobResults& j) { return j.J == J && j.ratio == ratio; });
         std::set<int64_t> hs;
         for (const JobResults* job : jobs_at_j) hs.insert(job->h);
-        if (hs.size() > 1) fail("policy {} at J={} was run with several h values: add --h (e.g. --h J/4)", policy, J);
+        if (hs.size() > 1)
+          fail("policy {} at {} was run with several h values: add --h (e.g. --h J/4)", policy, table.header[row.size()]);
         row.push_back(cell(jobs_at_j));
       }
       table.rows.push_back(row);

@@ -21,8 +21,12 @@ struct JobResults {
   std::string policy;       // the policy and its phrase rules, if any: "counter-causal smooth=3 span=2"
   std::string base_policy;  // the policy's name alone: "counter-causal"
   int64_t J = 0, h = 0, seed = 0;
+  double ratio = 0.0;  // a compression-ratio budget (--J ratio:R; J is 0 then)
   Results results;
 };
+
+// The budget as tables print it: "J=64" or "ratio=0.5".
+std::string budget_text(const JobResults& job);
 
 JobResults load_job_results(const std::filesystem::path& file);
 // The policy as tables name it: with its allocator when not uniform ("h2o-true+pyramid:3", "h2o-true+ada"),

@@ -25,7 +25,7 @@ std::vector<int64_t> random_tokens(int64_t count, int64_t vocab) {
 std::vector<int64_t> prompt_lengths(const JobConfig& job, const Tokenizer& tokenizer) {
   const auto task = tasks::make_task(job.task);
   std::vector<int64_t> lengths;
-  for (const auto& sample : select_samples(task->load(job.data), job))
+  for (const auto& sample : job_samples(job, *task, tokenizer))
     lengths.push_back(encode_prompt(task->prompt(sample), tokenizer, job.prompt_mode == "chat").ids.size());
   return lengths;
 }
@@ -49,14 +49,14 @@ Speed measure_speed(const Model& model, const JobConfig& job) {
   options.scorer_path = scorer;
   auto policy = [&] { return make_policy(job.policy, options); };
   // The job's budget and phrase; one greedy rollout of a fixed length, no shadow run, time nothing else.
-  GenerationSettings settings = generation_settings(job, *policy(), 0, nullptr);
+  GenerationSettings settings = generation_settings(job, *policy(), 0, nullptr, kUnbudgetedPrompt);
   settings.sampling = {};
   settings.rollouts = 1;
   settings.shadow_full = false;
   settings.max_new_tokens = kBenchNewTokens;
   // J + h tokens in chunks of h: exactly one refresh, at n = J + h, after the last chunk. One run, no
   // warm-up: the estimate is for hours of work, a first-call overhead does not move it.
-  const int64_t prompt_length = job.budget.J > 0 ? job.budget.J + settings.budget.h : kUnbudgetedPrompt;
+  const int64_t prompt_length = job.budget.J > 0 ? settings.budget.J + settings.budget.h : kUnbudgetedPrompt;
   const auto prompt = random_tokens(prompt_length, model.config().vocab_size);
   const GenerationResult result = generate(model, *policy(), prompt, settings);
   Speed speed;

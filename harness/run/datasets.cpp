@@ -115,6 +115,15 @@ const std::vector<DatasetSource>& dataset_sources() {
        "livecodebench_v5.jsonl", "", "", "prompts only: the tests come from HF livecodebench/code_generation_lite"},
       {"livecodebench_v6", {"livecodebench-v6"}, "livecodebench/livecodebench_v6_prompts.jsonl", "", "", "", "",
        "HF livecodebench/code_generation_lite release_v6 in QwQ's prompt-file format (datasets/README.md); unverified"},
+      // RULER's QA tasks (qa_1, qa_2) read these where the ruler spec names no file.
+      {"squad", {}, "squad/dev-v2.0.json", "", "https://rajpurkar.github.io/SQuAD-explorer/dataset/dev-v2.0.json",
+       "", "", "SQuAD v2.0 dev (CC BY-SA 4.0), RULER's qa_1; no published checksum: fetched unverified"},
+      {"hotpotqa", {}, "hotpotqa/hotpot_dev_distractor_v1.json", "",
+       "http://curtis.ml.cmu.edu/datasets/hotpot/hotpot_dev_distractor_v1.json", "", "",
+       "HotpotQA dev, distractor setting (CC BY-SA 4.0), RULER's qa_2; unverified"},
+      // Published only on HF (parquet): kvpress's RULER samples, the set its leaderboard scores.
+      {"ruler_kvpress", {}, "ruler/kvpress_4096.jsonl", "", "", "", "",
+       "HF simonjegou/ruler, config 4096, split test (kvpress's leaderboard set): its rows as JSON lines; unverified"},
   };
   return sources;
 }

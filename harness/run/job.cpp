@@ -1,6 +1,7 @@
 #include "run/job.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <regex>
 
@@ -9,14 +10,54 @@
 #include "engine/allocator.h"
 #include "engine/generate.h"
 #include "run/profile.h"
+#include "tasks/task.h"
 
 namespace kvbench {
 
 int64_t default_h(int64_t J) { return std::max<int64_t>(J / 4, 1); }
 
-CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t auto_frozen_tokens) {
+namespace {
+constexpr int64_t kRatioExamplePrompt = 1000;
+}  // namespace
+
+void set_budget_J(BudgetSpec& spec, const std::string& text) {
+  const std::string prefix = "ratio:";
+  try {
+    std::size_t used = 0;
+    if (text.rfind(prefix, 0) == 0) {
+      const double ratio = std::stod(text.substr(prefix.size()), &used);
+      if (used == text.size() - prefix.size() && ratio > 0 && ratio < 1) {
+        spec.J = 0;
+        spec.ratio = ratio;
+        return;
+      }
+    } else {
+      const int64_t J = std::stoll(text, &used);
+      if (used == text.size() && J >= 0) {
+        spec.J = J;
+        spec.ratio = 0;
+        return;
+      }
+    }
+  } catch (const std::exception&) {
+  }
+  fail("--J must be a token count or ratio:R, a compression ratio with 0 < R < 1 (got \"{}\")", text);
+}
+
+int64_t budget_J(const BudgetSpec& spec, int64_t prompt_tokens) {
+  if (spec.ratio <= 0) return spec.J;
+  return std::max<int64_t>(1, static_cast<int64_t>(std::floor(prompt_tokens * (1 - spec.ratio))));
+}
+
+std::string budget_label(const BudgetSpec& spec) {
+  return spec.ratio > 0 ? fmt::format("ratio{}", knob_text(spec.ratio)) : fmt::format("J{}", spec.J);
+}
+
+CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t auto_frozen_tokens,
+                           int64_t prompt_tokens) {
   CacheBudget b;
-  b.J = spec.J;
+  const int64_t J = budget_J(spec, prompt_tokens);
+  b.J = J;
   if (spec.frozen == "auto") {
     b.frozen = auto_frozen_tokens;
     b.J -= auto_frozen_tokens;  // the reference's auto_frozen counts the system prompt against J
@@ -29,10 +70,11 @@ CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t
       fail("frozen must be a token count or `auto` (got \"{}\")", spec.frozen);
     }
   }
-  if (policy.evicts() && spec.J <= 0) fail("policy {} needs a cache budget: pass --J N (N > 0)", policy.name());
+  if (policy.evicts() && J <= 0)
+    fail("policy {} needs a cache budget: pass --J N (N > 0) or --J ratio:R", policy.name());
   if (spec.h < 0) fail("h must be positive (got {})", spec.h);
   // Without a budget (full) nothing is refreshed, so the prompt is prefilled in one pass.
-  b.h = spec.h > 0 ? spec.h : (spec.J > 0 ? default_h(spec.J) : std::numeric_limits<int32_t>::max());
+  b.h = spec.h > 0 ? spec.h : (J > 0 ? default_h(J) : std::numeric_limits<int32_t>::max());
   b.recent = spec.recent >= 0 ? spec.recent : policy.default_recent(b.J);
   b.min_gap = spec.min_gap;
   b.sinks = spec.sinks;
@@ -59,11 +101,11 @@ PolicyOptions policy_options(const JobConfig& job) {
 }
 
 GenerationSettings generation_settings(const JobConfig& job, const Policy& policy, int64_t system_tokens,
-                                       const Tokenizer* tokenizer) {
+                                       const Tokenizer* tokenizer, int64_t prompt_tokens) {
   const Profile profile = parse_profile(job.profile);
   GenerationSettings settings;
   settings.reference = reference_quirks(profile);
-  settings.budget = resolve_budget(job.budget, policy, system_tokens);
+  settings.budget = resolve_budget(job.budget, policy, system_tokens, prompt_tokens);
   settings.phrase = job.phrase;
   settings.sampling = {job.temperature, job.top_p, /*top_k=*/0, job.seed};
   settings.max_new_tokens = job.max_new;
@@ -90,6 +132,8 @@ json to_json(const JobConfig& j) {
           {"shadow", j.shadow},       {"profile", j.profile}};
   // Only when not uniform: every job from before allocators keeps its identity, file name and resume key.
   if (j.budget.allocator != BudgetSpec{}.allocator) out["allocator"] = j.budget.allocator;
+  if (!j.tokenizer.empty()) out["tokenizer"] = j.tokenizer;  // likewise: only when not the model's own
+  if (j.budget.ratio > 0) out["ratio"] = j.budget.ratio;      // and only for ratio budgets
   return out;
 }
 
@@ -98,6 +142,8 @@ JobConfig job_from_json(const json& value, const std::string& where) {
   JobConfig j;
   json known = to_json(j);
   known["allocator"] = j.budget.allocator;
+  known["tokenizer"] = j.tokenizer;
+  known["ratio"] = j.budget.ratio;
   known["pyramid_ratio"] = 2.0;  // an alias of the allocator's knob (with_pyramid_ratio)
   for (const auto& [key, field] : value.items()) {
     if (!known.contains(key)) fail("{}: unknown field \"{}\" (known: {})", where, key, known.dump());
@@ -111,11 +157,13 @@ JobConfig job_from_json(const json& value, const std::string& where) {
   json merged = known;
   merged.update(value);
   merged.at("model").get_to(j.model);
+  merged.at("tokenizer").get_to(j.tokenizer);
   merged.at("task").get_to(j.task);
   merged.at("data").get_to(j.data);
   merged.at("prompt_mode").get_to(j.prompt_mode);
   merged.at("policy").get_to(j.policy);
   merged.at("J").get_to(j.budget.J);
+  merged.at("ratio").get_to(j.budget.ratio);
   merged.at("h").get_to(j.budget.h);
   merged.at("recent").get_to(j.budget.recent);
   merged.at("frozen").get_to(j.budget.frozen);
@@ -150,11 +198,13 @@ JobConfig with_normal_specs(JobConfig job) {
 }
 
 json effective_settings(const JobConfig& job, const Policy& policy, int64_t system_tokens) {
-  const CacheBudget b = resolve_budget(job.budget, policy, system_tokens);
+  // A ratio budget's J (and h, recent by default) differ per sample: shown for a prompt of 1000 tokens.
+  const CacheBudget b = resolve_budget(job.budget, policy, system_tokens, kRatioExamplePrompt);
   const Allocator& allocator = find_allocator(b.allocator);
   const KeepRule rule = policy.keep_rule(b);  // what the policy protects of the budget's recent and sinks
   json budget = {{"J", b.J}, {"h", b.h}, {"recent", rule.recent}, {"frozen", b.frozen}, {"min_gap", b.min_gap},
                  {"sinks", rule.sinks}};
+  if (job.budget.ratio > 0) budget["ratio"] = {{"ratio", job.budget.ratio}, {"prompt_tokens", kRatioExamplePrompt}};
   return {{"policy", {{"name", policy.name()}, {"knobs", policy.knob_settings()}}},
           {"allocator", {{"name", allocator.name()}, {"knobs", allocator.knob_settings()}}},
           {"budget", budget}};
@@ -170,8 +220,9 @@ json current_form(const json& recorded) {
 
 std::string job_label(const JobConfig& j, const std::vector<std::string>& extra_fields) {
   const std::string model = std::filesystem::path(j.model).filename().string();
-  std::string label = fmt::format("{}__{}__{}__J{}__h{}__s{}__r{}", model.empty() ? j.model : model, j.task, j.policy,
-                                  j.budget.J, j.budget.h, j.seed, j.rollouts);
+  const std::string task = tasks::make_task(j.task)->label(j.data);
+  std::string label = fmt::format("{}__{}__{}__{}__h{}__s{}__r{}", model.empty() ? j.model : model, task, j.policy,
+                                  budget_label(j.budget), j.budget.h, j.seed, j.rollouts);
   const json fields = to_json(j);
   std::vector<std::string> named;
   for (const std::string& field : extra_fields) {  // the alias's value lives in the allocator's spec

@@ -19,6 +19,9 @@ using json = nlohmann::json;
 // The budget as the user states it (before the policy's defaults and `auto` frozen are resolved).
 struct BudgetSpec {
   int64_t J = 0;              // 0 = unset
+  // > 0: a compression ratio instead of J, as kvpress states budgets: each sample keeps
+  // J = max(1, ⌊n · (1 − ratio)⌋) of its n prompt tokens (kvpress: int(n * (1 - compression_ratio))).
+  double ratio = 0.0;
   int64_t h = 0;              // 0 = J / 4
   int64_t recent = -1;        // -1 = the policy's default (0; h2o: J/2)
   std::string frozen = "0";   // a token count, or "auto" = the system prompt's token length, subtracted from J
@@ -32,8 +35,17 @@ struct BudgetSpec {
 // h when the user gives none: J/4 (at least 1).
 int64_t default_h(int64_t J);
 
-// The budget for `policy`, with `auto_frozen_tokens` standing in for frozen = auto.
-CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t auto_frozen_tokens);
+// --J as written: a token count, or ratio:R (a compression ratio, 0 < R < 1) into `spec`.
+void set_budget_J(BudgetSpec& spec, const std::string& text);
+// The budget's J for a prompt of `prompt_tokens`: J, or its share for a ratio budget.
+int64_t budget_J(const BudgetSpec& spec, int64_t prompt_tokens);
+// "J64" or "ratio0.5": the budget in labels.
+std::string budget_label(const BudgetSpec& spec);
+
+// The budget for `policy` on a prompt of `prompt_tokens` (ratio budgets take their J from it), with
+// `auto_frozen_tokens` standing in for frozen = auto.
+CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t auto_frozen_tokens,
+                           int64_t prompt_tokens = 0);
 
 // The pyramid ratio of flags and job files from before allocators took knobs (--pyramid-ratio,
 // "pyramid_ratio"), as the knob of `allocator`: "pyramid" + 3 → "pyramid:ratio=3". A spec that names its
@@ -42,6 +54,7 @@ std::string with_pyramid_ratio(const std::string& allocator, double ratio);
 
 struct JobConfig {
   std::string model;               // model directory
+  std::string tokenizer;           // a directory with tokenizer.json when not the model's (random:PRESET models)
   std::string task;
   std::string data;                // dataset path or task spec (resolved: never empty in a job)
   std::string prompt_mode = "raw"; // raw or chat
@@ -71,7 +84,7 @@ PolicyOptions policy_options(const JobConfig& job);
 // sampling, lengths, the shadow run and the profile's quirks; generation ends at `tokenizer`'s end tokens
 // as the profile has it (none without a tokenizer). The one place a job's fields become GenerationSettings.
 GenerationSettings generation_settings(const JobConfig& job, const Policy& policy, int64_t system_tokens,
-                                       const Tokenizer* tokenizer);
+                                       const Tokenizer* tokenizer, int64_t prompt_tokens = 0);
 
 json to_json(const JobConfig& job);
 

@@ -18,8 +18,17 @@ namespace {
 const std::set<std::string> kMetrics = {"score",          "pred_none",      "pred_none_think", "score_after_think",
                                         "relative_score", "refresh_ms",     "seconds_per_sample", "peak_memory_gb"};
 
+// The dataset whose file `file` is (by its path under a datasets root), for the fetch hint.
+std::string source_of(const std::filesystem::path& file) {
+  const std::string path = file.string();
+  for (const auto& source : dataset_sources())
+    if (path.size() >= source.file.size() && path.compare(path.size() - source.file.size(), source.file.size(), source.file) == 0)
+      return source.name;
+  return "NAME";
+}
+
 // The fields that make up a results file's name (job_label): overriding them would merge jobs.
-const std::set<std::string> kLabelFields = {"model", "task", "policy", "J", "h", "seed", "rollouts"};
+const std::set<std::string> kLabelFields = {"model", "task", "policy", "J", "ratio", "h", "seed", "rollouts"};
 
 std::string text_field(const json& object, const std::string& name, const std::string& where) {
   const auto it = object.find(name);
@@ -288,10 +297,11 @@ std::vector<std::string> missing_inputs(const std::vector<SweepJob>& jobs,
       report(job.scorer, fmt::format("scorer {}: does not exist (train it with `kvbench train-scorer --model {} "
                                      "--out {} ...`, or point --scorers-dir to where it is)",
                                      job.scorer, job.model, job.scorer));
-    if (tasks::make_task(job.task)->reads_dataset() && !std::filesystem::exists(job.data))
-      report(job.data, fmt::format("dataset {}: {} does not exist (fetch it with `kvbench datasets fetch {}`, or "
-                                   "pass --data-root DIR; sources: datasets/README.md)",
-                                   job.task, job.data, dataset_source(job.task).name));
+    for (const auto& file : tasks::make_task(job.task)->files_read(job.data))
+      if (!std::filesystem::exists(file))
+        report(file.string(), fmt::format("dataset {}: {} does not exist (fetch it with `kvbench datasets fetch {}`, "
+                                          "or pass --data-root DIR; sources: datasets/README.md)",
+                                          job.task, file.string(), source_of(file)));
   }
   return missing;
 }

@@ -42,7 +42,11 @@ EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokeni
   return {tokenizer.encode(tokenizer.apply_chat_template(messages, true), false), system};
 }
 
-std::vector<tasks::Sample> select_samples(std::vector<tasks::Sample> all, const JobConfig& job) {
+std::vector<tasks::Sample> job_samples(const JobConfig& job, const tasks::Task& task, const Tokenizer& tokenizer) {
+  const tasks::TokenCounter count_tokens = [&tokenizer](std::string_view text) {
+    return static_cast<int64_t>(tokenizer.encode(text, /*add_special_tokens=*/false).size());
+  };
+  std::vector<tasks::Sample> all = task.load(job.data, count_tokens);
   if (!job.samples.empty()) {
     std::set<std::string> wanted(job.samples.begin(), job.samples.end());
     std::vector<tasks::Sample> chosen;
@@ -122,6 +126,7 @@ struct SampleInFlight {
   EncodedPrompt prompt;
   std::shared_ptr<Policy> policy;
   std::unique_ptr<SampleGeneration> generation;
+  int64_t budget_J = 0;  // the J its refreshes keep (a ratio budget's share of this prompt)
   bool replay = false;  // run again only to rebuild the state a carrying policy passes on (run_job)
 };
 
@@ -137,7 +142,8 @@ std::unique_ptr<SampleInFlight> start_sample(const JobConfig& job, const tasks::
                      nullptr});
   const EncodedPrompt& prompt = in_flight->prompt;
   const GenerationSettings settings =
-      generation_settings(job, *in_flight->policy, prompt.system_tokens, &tokenizer);
+      generation_settings(job, *in_flight->policy, prompt.system_tokens, &tokenizer, prompt.ids.size());
+  in_flight->budget_J = settings.budget.J;
   check_cache_fits(job, *in_flight->policy, settings.budget, model, static_cast<int64_t>(prompt.ids.size()), sample.id);
   StopCheck stop = [&task, &tokenizer](int64_t, const std::vector<int64_t>& generated) {
     return task.should_stop(tokenizer.decode(generated));
@@ -178,6 +184,7 @@ SampleResults finish_sample(const JobConfig& job, const tasks::Task& task, Sampl
     row.mean_entries_per_head = result.mean_entries_per_head;
     row.peak_cache_bytes = static_cast<double>(result.peak_cache_bytes);
     row.key_retention = key_retention(result, b, keys);
+    row.budget_J = in_flight.budget_J;
     if (!result.fidelity.empty()) {
       row.shadow_kl = result.fidelity[b].kl;
       row.shadow_top1 = result.fidelity[b].top1_agree;
@@ -245,6 +252,9 @@ void check_range(const char* field, int64_t value, int64_t low, int64_t high) {
 
 void check_bounds(const JobConfig& job) {
   check_range("J", job.budget.J, 0, kMaxTokens);
+  if (job.budget.ratio != 0 && !(job.budget.ratio > 0 && job.budget.ratio < 1))
+    fail("ratio must be a compression ratio in (0, 1) (got {})", job.budget.ratio);
+  if (job.budget.ratio > 0 && job.budget.J > 0) fail("give J or a ratio, not both (J {}, ratio {})", job.budget.J, job.budget.ratio);
   check_range("h", job.budget.h, 0, kMaxTokens);
   check_range("recent", job.budget.recent, -1, kMaxTokens);
   check_range("min_gap", job.budget.min_gap, 0, kMaxTokens);
@@ -262,6 +272,15 @@ void check_bounds(const JobConfig& job) {
 }  // namespace
 
 JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root) {
+  // A generated task's spec may stand for its name: --task ruler:vt,length=8192 is --task ruler --data
+  // ruler:vt,length=8192 (under the datasets root, where its files are looked for).
+  if (const auto colon = job.task.find(':'); colon != std::string::npos) {
+    if (!job.data.empty()) fail("--task {} names its data already: leave --data out", job.task);
+    job.data = (data_root / job.task).string();
+    job.task.resize(colon);
+    if (tasks::make_task(job.task)->reads_dataset())
+      fail("task {} reads a dataset file: pass it with --data, not as --task {}:…", job.task, job.task);
+  }
   const auto task = tasks::make_task(job.task);
   // Unknown names and knobs fail here, before a model loads; specs take their normal form.
   job = with_normal_specs(std::move(job));
@@ -271,8 +290,8 @@ JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root) {
   if (!job.shadow.empty() && job.shadow != "full") fail("shadow must be \"\" or \"full\" (got \"{}\")", job.shadow);
   if (job.prompt_mode != "raw" && job.prompt_mode != "chat")
     fail("prompt mode must be raw or chat (got \"{}\")", job.prompt_mode);
-  const tasks::DecodingDefaults defaults = task->defaults();
   if (job.data.empty()) job.data = (data_root / task->default_dataset()).string();
+  const tasks::DecodingDefaults defaults = task->defaults(job.data);
   if (job.max_new <= 0) job.max_new = defaults.max_new_tokens;
   if (job.temperature < 0) job.temperature = defaults.temperature;
   if (job.top_p < 0) job.top_p = defaults.top_p;
@@ -334,7 +353,7 @@ RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const
     return outcome;
   }
   const auto task = tasks::make_task(job.task, task_protocol(parse_profile(job.profile)));
-  const std::vector<tasks::Sample> samples = select_samples(task->load(job.data), job);
+  const std::vector<tasks::Sample> samples = job_samples(job, *task, tokenizer);
   if (samples.empty()) fail("{}: no samples selected", job.data);
   if (const auto differences = differences_from_paper(job); !differences.empty() && options.progress)
     spdlog::info("profile kvbench differs from the paper's code for this job in: {} (--profile reference reproduces "

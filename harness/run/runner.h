@@ -31,8 +31,9 @@ struct EncodedPrompt {
 // The prompt's token ids: raw (the reference) or through the tokenizer's chat template.
 EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokenizer, bool chat);
 
-// The samples a job runs: its `samples` ids (all when empty), then the first `limit`.
-std::vector<tasks::Sample> select_samples(std::vector<tasks::Sample> all, const JobConfig& job);
+// The samples a job runs: `task`'s samples of job.data (generated in `tokenizer`'s tokens where the task is
+// sized in them), its `samples` ids (all when empty), then the first `limit`.
+std::vector<tasks::Sample> job_samples(const JobConfig& job, const tasks::Task& task, const Tokenizer& tokenizer);
 
 enum class OutputState { Missing, Complete };
 

@@ -84,7 +84,7 @@ Sweep expand_sweep(const json& config, const std::string& file, const std::files
   // Grid axes the standard label leaves out (e.g. temperature) name themselves in the file names.
   std::vector<std::string> extra_fields;
   for (const auto& [key, values] : grid.items())
-    if (!std::set<std::string>{"model", "task", "policy", "J", "h", "seed", "rollouts"}.count(key))
+    if (!std::set<std::string>{"model", "task", "policy", "J", "ratio", "h", "seed", "rollouts"}.count(key))
       extra_fields.push_back(key);
   std::map<std::string, size_t> labels;
   for (json fields : cross_product(grid, file)) {
@@ -92,7 +92,10 @@ Sweep expand_sweep(const json& config, const std::string& file, const std::files
     json merged = base;
     merged.update(fields);
     const json J = merged.value("J", json(0));
-    if (merged.contains("h")) merged["h"] = resolve_h(merged["h"], J.is_number_integer() ? J.get<int64_t>() : 0, where);
+    const bool ratio = merged.value("ratio", json(0.0)) != json(0.0) && merged.value("ratio", json(0.0)) != json(0);
+    if (ratio && merged.value("h", json(0)) == json("J/4")) merged["h"] = 0;  // a ratio budget's J/4: per sample
+    else if (merged.contains("h"))
+      merged["h"] = resolve_h(merged["h"], J.is_number_integer() ? J.get<int64_t>() : 0, where);
     JobConfig job;
     try {
       job = resolve_job(job_from_json(merged, where), data_root);

@@ -7,6 +7,7 @@ number of the output must equal the code).
 Usage: check_results_schema.py FILE.h5 EXPECTED_ROLLOUTS token|per-head
 """
 import json
+import math
 import os
 import re
 import subprocess
@@ -25,9 +26,9 @@ SUMMARY = {"samples": "i", "rows": "i", "score": "f", "score_ci_low": "f", "scor
 ROWS = {"sample_id": "str", "rollout": "i", "seed": "i", "prompt_length": "i", "generated_ids": "vlen",
         "generated_length": "i", "stop_reason": "str", "output": "str", "pred": "str", "pred_none": "i",
         "gold": "str", "score": "f", "wall_seconds": "f", "refresh_count": "i", "mean_cache_size": "f", "key_retention": "f",
-        "peak_cache_size": "i", "mean_entries_per_head": "f", "peak_cache_bytes": "f",
+        "peak_cache_size": "i", "budget_J": "i", "mean_entries_per_head": "f", "peak_cache_bytes": "f",
         "shadow_kl": "vlen-float32", "shadow_top1": "vlen"}
-ALLOCATOR_FIELDS = {"allocator"}  # in the config only when not the default allocator
+ALLOCATOR_FIELDS = {"allocator", "ratio", "tokenizer"}  # in the config only when set (not the defaults)
 
 
 def registered_allocators():
@@ -87,7 +88,11 @@ def check_settings(settings, config, allocator, allocator_knobs):
             typed = json.loads(value) if re.fullmatch(r"true|false|-?[0-9.]+(e[-+]?[0-9]+)?", value) else value
             assert settings[part]["knobs"][knob] == typed, (part, knob, value, settings[part]["knobs"][knob])
     budget = settings["budget"]
-    assert budget["J"] == config["J"] and budget["h"] == (config["h"] or budget["h"]), budget
+    if "ratio" in config:  # the J of the settings' example prompt
+        assert budget["ratio"] == {"ratio": config["ratio"], "prompt_tokens": 1000}, budget
+        assert budget["J"] == max(1, math.floor(1000 * (1 - config["ratio"]))), budget
+    else:
+        assert budget["J"] == config["J"] and budget["h"] == (config["h"] or budget["h"]), budget
     assert 0 <= budget["recent"] < budget["J"], "the effective recent window, resolved (the config may say -1)"
     if config["recent"] >= 0:
         assert budget["recent"] == config["recent"], budget
@@ -134,6 +139,10 @@ def main(path, expected_rollouts, granularity):
         per_sample.setdefault(rows["sample_id"][i], []).append(i)
         assert rows["generated_length"][i] == len(rows["generated_ids"][i])
         assert rows["stop_reason"][i] in ("eos", "stop", "max_tokens")
+        if "ratio" in config:
+            assert rows["budget_J"][i] == max(1, math.floor(rows["prompt_length"][i] * (1 - config["ratio"])))
+        elif config["frozen"] != "auto":
+            assert rows["budget_J"][i] == config["J"], (rows["budget_J"][i], config["J"])
         gold = json.loads(rows["gold"][i])
         codes = re.findall(r"(?<!\d)\d{4}(?!\d)", rows["output"][i])
         assert rows["pred_none"][i] == (0 if codes else 1), (rows["output"][i], rows["pred_none"][i])

@@ -36,6 +36,15 @@ lcb=livecodebench/livecodebench_v5_2408_2502_prompts.jsonl
 ln -s "$shared/datasets/$lcb" "$work/data/$lcb"
 head -n 2 "$shared/datasets/$lcb" > "$work/data/livecodebench/livecodebench_v6_prompts.jsonl"
 printf '{"problem_idx": 1, "problem": "Compute $2+3$.", "answer": "5"}\n' > "$work/data/hmmt_nov_2025/test.jsonl"
+mkdir -p "$work/data/ruler"  # kvpress's RULER set (HF simonjegou/ruler): one row of its layout, long enough that
+# a tenth of it exceeds snapkv's 64-token window (the row's J at ratio 0.9)
+/usr/bin/python3 -c '
+import json
+noise = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again.\n" * 20
+print(json.dumps({"context": noise + "One of the special magic numbers for cold-lake is: 1234567.\n" + noise,
+                  "question": " What is the special magic number for cold-lake?",
+                  "answer_prefix": " The special magic number for cold-lake mentioned in the provided text is",
+                  "answer": ["1234567"], "task": "niah_single_1", "max_new_tokens": 128}))' > "$work/data/ruler/kvpress_4096.jsonl"
 ln -s "$here/../data/longhealth_fixture.json" "$work/data/longhealth/benchmark_v5.json"
 cat > "$work/data/qasper/qasper-dev-v0.3.json" <<'JSON'
 {"1234.5678": {"title": "A tiny paper", "abstract": "We count sheep in a meadow.",
@@ -134,7 +143,7 @@ for recipe in "$recipes"/*.json; do
   grep -q "^$jobs jobs, results in" "$name.plan" || fail "$name: dry-run job count"
   grep -q "^total: .* estimated 0:00 for 0 of $jobs jobs" "$name.plan" || { cat "$name.plan"; fail "$name: dry-run total"; }
   ! grep -q "^missing" "$name.plan" || { cat "$name.plan"; fail "$name: inputs missing"; }
-  kvbench sweep --config "$recipe" "${common[@]}" > "$name.log" 2>&1 || { tail "$name.log"; fail "$name: sweep"; }
+  kvbench sweep --config "$recipe" "${common[@]}" --workers 2 > "$name.log" 2>&1 || { tail "$name.log"; fail "$name: sweep"; }
   dir=$(sed -n 's/^[0-9]* jobs, results in //p' "$name.plan")
   kvbench report --recipe "$recipe" "$dir"/*.h5 > "$name.md" || fail "$name: report"
   ! grep -q "| missing |" "$name.md" || { cat "$name.md"; fail "$name: a cell lacks results after the sweep"; }
