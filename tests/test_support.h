@@ -49,12 +49,24 @@ inline std::string run_command(const std::string& command) {
   return output;
 }
 
-// A path in the temp directory for this process's scratch file or directory `name` (its extension kept):
-// ctest runs each test case in a process of its own, several at once, and with fixed names one case
-// deleted another's files.
-inline std::filesystem::path scratch_path(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("kvbench_" + std::to_string(::getpid()) + "_" + name);
+// A directory of this process's own in the temp directory, removed with its contents when the process exits:
+// ctest runs each test case in a process of its own, several at once (with fixed names one case deleted
+// another's files), and a case that fails half-way still leaves nothing behind.
+inline const std::filesystem::path& scratch_dir() {
+  struct Directory {
+    std::filesystem::path path = std::filesystem::temp_directory_path() / ("kvbench_" + std::to_string(::getpid()));
+    Directory() { std::filesystem::create_directories(path); }
+    ~Directory() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Directory directory;
+  return directory.path;
 }
+
+// A path in scratch_dir() for a scratch file or directory `name` (its extension kept).
+inline std::filesystem::path scratch_path(const std::string& name) { return scratch_dir() / name; }
 
 }  // namespace kvbench::testing
 

@@ -34,7 +34,8 @@ void print_doctor() {
             << fmt::format("{:<26}{}\n", "CPU threads (pool)", at::get_num_threads())
             << fmt::format("{:<26}{}\n", "logical CPUs", std::thread::hardware_concurrency())
             << fmt::format("{:<26}{}\n", "AVX2 kernels (kvbench)", yes(linear_detail::cpu_has_avx2_kernel()))
-            << fmt::format("{:<26}{}\n", "bfloat16 GEMM (oneDNN)", yes(linear_detail::bfloat16_gemm()))
+            << fmt::format("{:<26}{}\n", "bfloat16 GEMM (oneDNN)", yes(linear_detail::hardware_gemm(at::kBFloat16)))
+            << fmt::format("{:<26}{}\n", "float16 GEMM (oneDNN)", yes(linear_detail::hardware_gemm(at::kHalf)))
             << fmt::format("{:<26}{}\n", "BLAS kernels", blas_kernels().empty() ? "not OpenBLAS" : blas_kernels())
             << fmt::format("{:<26}{}\n", "MKL / oneDNN (libtorch)",
                            fmt::format("{} / {}", yes(at::hasMKL()), yes(at::hasMKLDNN())));

@@ -6,6 +6,7 @@
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 #include <c10/util/accumulate.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <numeric>
+#include <set>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -74,20 +76,26 @@ bool cpu_has_avx2_kernel() {
 #endif
 }
 
-bool bfloat16_gemm() {
+bool hardware_gemm(at::ScalarType dtype) {
   // The flags Linux reports (what the kernel lets programs use, AMX included), read once.
-  static const bool has = [] {
+  static const std::set<std::string> flags = [] {
+    std::set<std::string> found;
     std::ifstream cpuinfo("/proc/cpuinfo");
     for (std::string line; std::getline(cpuinfo, line);)
       if (line.rfind("flags", 0) == 0) {
-        std::istringstream flags(line.substr(line.find(':') + 1));
-        for (std::string flag; flags >> flag;)
-          if (flag == "avx512_bf16" || flag == "amx_bf16") return true;
-        return false;
+        std::istringstream words(line.substr(line.find(':') + 1));
+        for (std::string flag; words >> flag;) found.insert(flag);
+        break;
       }
-    return false;
+    return found;
   }();
-  return has;
+  const auto has = [&](const char* flag) { return flags.count(flag) > 0; };
+  if (dtype == at::kBFloat16) return has("avx512_bf16") || has("amx_bf16");
+  // libtorch sends float16 products to oneDNN's float16 GEMM from 2.3 on; 1.13 has only a reference loop.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+  if (dtype == at::kHalf) return has("avx512_fp16") || has("amx_fp16");
+#endif
+  return false;
 }
 
 WeightType weight_type(at::ScalarType dtype) {
@@ -468,10 +476,11 @@ at::Tensor blas_blocks(const at::Tensor& x, const at::Tensor& weight, const at::
   return out_t.t().contiguous();
 }
 
-// Many rows [M, K]: libtorch's bfloat16 GEMM where the CPU has the instructions for it, else BLAS.
+// Many rows [M, K]: libtorch's 16-bit GEMM where the CPU has the instructions for it, else BLAS.
 at::Tensor many_rows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) {
-  if (x.scalar_type() == at::kBFloat16 && weight.scalar_type() == at::kBFloat16 && linear_detail::bfloat16_gemm())
-    return bias.defined() ? at::linear(x, weight, bias.to(at::kBFloat16)) : at::linear(x, weight);
+  const auto dtype = weight.scalar_type();
+  if (x.scalar_type() == dtype && linear_detail::hardware_gemm(dtype))
+    return bias.defined() ? at::linear(x, weight, bias.to(dtype)) : at::linear(x, weight);
   return blas_blocks(x, weight, bias);
 }
 

@@ -5,8 +5,8 @@
 // none. Here, on the CPU, inputs of at most kSmallRows rows go through our own kernel (AVX2+FMA+F16C when
 // the CPU has them, else portable code): float32 accumulation for every weight dtype, parallel over
 // output features only. Larger inputs go to BLAS, split over output features in libtorch's pool (16-bit
-// weights upcast one block of rows at a time), except bfloat16 products on a CPU with bfloat16
-// instructions: libtorch's bfloat16 GEMM (linear_detail::bfloat16_gemm). CUDA, float64 and autograd use
+// weights upcast one block of rows at a time), except 16-bit products on a CPU with instructions for
+// them: libtorch's 16-bit GEMM (linear_detail::hardware_gemm). CUDA, float64 and autograd use
 // at::linear.
 #pragma once
 #include <ATen/ATen.h>
@@ -83,11 +83,12 @@ enum class Combine { separate, residual, swiglu };
 at::Tensor small_rows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                       Kernel kernel = Kernel::best);
 
-// True where the CPU multiplies bfloat16 in hardware (AVX512-BF16 or AMX): there a product of more than
-// kSmallRows rows with x and weight both bfloat16 is libtorch's own bfloat16 GEMM (oneDNN: float32
-// accumulation, one rounding at the end), 3–6× the float32 product of the upcast weight — within the
-// float32 accumulation bound, but not bitwise the product of x's values in float32.
-bool bfloat16_gemm();
+// True where the CPU multiplies `dtype` in hardware and libtorch reaches it (bfloat16: AVX512-BF16 or AMX;
+// float16: AVX512-FP16 or AMX-FP16, libtorch ≥ 2.3): there a product of more than kSmallRows rows with x and
+// weight both in `dtype` is libtorch's own 16-bit GEMM (oneDNN: float32 accumulation, one rounding at the
+// end), 3–6× the float32 product of the upcast weight (bfloat16, Zen 4) — within the float32 accumulation
+// bound, but not bitwise the product of x's values in float32. False for float32.
+bool hardware_gemm(at::ScalarType dtype);
 std::vector<at::Tensor> small_rows(const at::Tensor& x, const std::vector<Affine>& layers, Kernel kernel,
                                    at::ScalarType out_dtype, Combine combine, const at::Tensor& residual);
 

@@ -131,7 +131,7 @@ TEST_CASE("products computed together are bitwise the products computed alone", 
 TEST_CASE("a 16-bit x gives the float32 products of its values, rounded as .to() rounds", "[linear][model]") {
   // linear() widens a 16-bit x and rounds its outputs itself (no ATen conversions on the decode path);
   // the reference does both with ATen. Rows past kSmallRows take the BLAS path, which converts with ATen,
-  // or on a CPU with bfloat16 instructions libtorch's bfloat16 GEMM (checked against float64 instead).
+  // or on a CPU with 16-bit instructions libtorch's 16-bit GEMM (checked against float64 instead).
   const int64_t K = 203;
   uint64_t seed = 300;
   for (const at::ScalarType dtype : {at::kBFloat16, at::kHalf})
@@ -145,8 +145,8 @@ TEST_CASE("a 16-bit x gives the float32 products of its values, rounded as .to()
         for (size_t i = 0; i < layers.size(); ++i) {
           INFO("dtype " << dtype << ", rows " << rows << ", " << threads << " threads, product " << i);
           REQUIRE(out[i].scalar_type() == dtype);
-          if (dtype == at::kBFloat16 && rows > linear_detail::kSmallRows && linear_detail::bfloat16_gemm()) {
-            // libtorch's bfloat16 GEMM accumulates in float32 in an order of its own: within the accumulation
+          if (rows > linear_detail::kSmallRows && linear_detail::hardware_gemm(dtype)) {
+            // libtorch's 16-bit GEMM accumulates in float32 in an order of its own: within the accumulation
             // bound of the exact product, not bitwise the product of x's values in float32.
             check_against_float64(x, layers[i].weight, layers[i].bias);
             continue;
