@@ -176,7 +176,7 @@ KvpopScorer KvpopScorer::load(const std::filesystem::path& file) {
     if (it->second.shape != dims)
       fail("{}: tensor \"{}\" has shape [{}], expected [{}]", file.string(), name, fmt::join(it->second.shape, ", "),
            fmt::join(dims, ", "));
-    scorer.tensors_[name] = st.load(name, at::kCPU, at::kFloat);
+    scorer.tensors_[name] = st.view(name).to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
   }
   return scorer;
 }

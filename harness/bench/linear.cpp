@@ -3,6 +3,7 @@
 
 #include "engine/machine_rates.h"
 #include "model/cpu_threads.h"
+#include "model/huge_pages.h"
 #include "model/linear.h"
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -17,10 +18,12 @@ namespace kvbench::bench {
 // from memory as in a decode step (one product's warm-cache rate overstates it several times over).
 void run_linear(const LinearBench& o, std::ostream& out) {
   const at::ScalarType dtype = parse_dtype(o.dtype);
-  const at::Tensor weight = at::randn({o.N, o.K}).to(dtype);
+  // In huge pages, as a model's weights (model/huge_pages.h).
+  HugePageArena arena;
+  const at::Tensor weight = arena.copy_of(at::randn({o.N, o.K}), at::kCPU, dtype);
   const int64_t copies = o.cold ? std::max<int64_t>(1, (int64_t{1} << 30) / std::max<int64_t>(1, weight.nbytes())) : 1;
   std::vector<at::Tensor> weights{weight};
-  while (static_cast<int64_t>(weights.size()) < copies) weights.push_back(weight.clone());
+  while (static_cast<int64_t>(weights.size()) < copies) weights.push_back(arena.copy_of(weight, at::kCPU, dtype));
   const double weight_bytes = static_cast<double>(weight.nbytes());
   out << fmt::format("weight [{}, {}] {}, {} threads ({} for BLAS blocks); GB/s = weight bytes / time\n", o.N,
                            o.K, o.dtype, at::get_num_threads(), compute_threads());

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "model/huge_pages.h"
 #include "model/linear.h"
 #include "model/model.h"
 
@@ -44,11 +45,11 @@ MachineRates measure_machine_rates(at::Device device, at::ScalarType dtype) {
   return rates;
 }
 
-// 1 GiB of float32 (2^28 elements), far past every cache.
+// 1 GiB of float32 (2^28 elements), far past every cache; on the CPU in huge pages, as a model's weights.
 ReadBandwidthProbe::ReadBandwidthProbe(at::Device device) {
   const int64_t rows = 16384, cols = (int64_t{1} << 28) / rows;
   const auto options = at::TensorOptions().device(device).dtype(at::kFloat);
-  matrix_ = at::rand({rows, cols}, options);
+  matrix_ = device.is_cpu() ? HugePageArena().empty({rows, cols}, at::kFloat).uniform_() : at::rand({rows, cols}, options);
   vector_ = at::rand({cols}, options);
 }
 

@@ -17,14 +17,12 @@ constexpr int64_t kCacheLine = 64;
 // `load` reads a weight row's block and `load_x` an x row's, each once per tile; `fma` adds their
 // products to the lanes. kWeightsFirst: whether a tile loads all its weight rows' blocks before the
 // multiply-adds, or each just before its own (the same arithmetic in another instruction order; see tile).
-// kOneRowPrefetch: the cache level a one-row tile fetches the next tile's weight rows into (see tile).
 template <WeightType T> struct Weights;
 template <> struct Weights<WeightType::f32> {
   using Element = float;
   using Block = __m256;
   static constexpr int kBlock = 8;
   static constexpr bool kWeightsFirst = true;
-  static constexpr _mm_hint kOneRowPrefetch = _MM_HINT_T0;
   static Block load(const float* p) { return _mm256_loadu_ps(p); }
   static Block load_x(const float* x) { return _mm256_loadu_ps(x); }
   static __m256 fma(Block x, Block w, __m256 acc) { return _mm256_fmadd_ps(x, w, acc); }
@@ -39,7 +37,6 @@ template <> struct Weights<WeightType::f16> {
   };
   static constexpr int kBlock = 16;
   static constexpr bool kWeightsFirst = false;
-  static constexpr _mm_hint kOneRowPrefetch = _MM_HINT_T0;
   static Block load(const uint16_t* p) {
     const __m256i halves = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     return {_mm256_cvtph_ps(_mm256_castsi256_si128(halves)), _mm256_cvtph_ps(_mm256_extracti128_si256(halves, 1))};
@@ -61,7 +58,6 @@ template <> struct Weights<WeightType::bf16> {
   };
   static constexpr int kBlock = 16;
   static constexpr bool kWeightsFirst = true;
-  static constexpr _mm_hint kOneRowPrefetch = _MM_HINT_T2;
   static Block load(const uint16_t* p) {
     const __m256i pairs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     return {_mm256_castsi256_ps(_mm256_slli_epi32(pairs, 16)),
@@ -91,13 +87,13 @@ void tile(const SmallRowsProblem& p, int64_t m0, int64_t n0) {
   using W = Weights<T>;
   const int64_t K = p.K, K_blocks = K - K % W::kBlock;
   constexpr int64_t kLine = kCacheLine / int64_t(sizeof(typename W::Element));
-  // Where the loop below prefetches the next tile's rows: into L1 (T0), except one bfloat16 row's tiles,
-  // which fetch into L2 only (T2). Full decode of random:qwen2.5-0.5b, two processes taking turns (Zen 4,
-  // 2 threads, 14 pairs, median ratio): T2 made bfloat16 4.1 % and 6.9 % faster, float32 6 % slower,
-  // float16 no faster (1.005). Cold one-row bfloat16 tiles alone: 91 → 103–105 % of a sum's read rate at
-  // K = 896, 78–83 → 92–97 % at K = 4864. Tiles of 4 rows, which compute more per weight, lost 5–12 % with
-  // T2 (bench linear --cold, 4 to 64 rows).
-  constexpr _mm_hint kPrefetch = R == 1 ? W::kOneRowPrefetch : _MM_HINT_T0;
+  // Where the loop below prefetches the next tile's rows: one-row tiles into L2 only (T2), the others into
+  // L1 (T0). One-row products over 1 GiB of weights in huge pages (model/huge_pages.h), T0 and T2 taking
+  // turns in one process (Zen 4, 2 threads, 8 rounds), while the machine read 60-65 GB/s: float32
+  // [4860, 896] 35-39 → 45-51 GB/s, [894, 4864] 41-45 → 46-52; while it read 33: float16 [4860, 896]
+  // 22-23 → 32-33; bfloat16, in 4 KiB pages, 91 → 103-105 % of a sum's rate. Tiles of 4 rows, which
+  // compute more per weight, lost 5-12 % with T2 (bench linear --cold, 4 to 64 rows).
+  constexpr _mm_hint kPrefetch = R == 1 ? _MM_HINT_T2 : _MM_HINT_T0;
   const auto* w = static_cast<const typename W::Element*>(p.weight) + n0 * K;
   const float* x = (T == WeightType::bf16 ? p.x_pairs : p.x) + m0 * K;
   __m256 acc[R][C];

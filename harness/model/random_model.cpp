@@ -5,6 +5,7 @@
 #include <map>
 
 #include "common/error.h"
+#include "model/huge_pages.h"
 
 namespace kvbench {
 
@@ -46,8 +47,9 @@ ModelConfig random_model_config(const std::string& name) {
 
 Model random_model(const ModelConfig& c, uint64_t seed, at::Device device, at::ScalarType dtype) {
   at::Generator generator = at::detail::createCPUGenerator(seed);
+  HugePageArena arena;
   auto normal = [&](std::vector<int64_t> shape) {
-    return at::normal(0.0, 0.02, shape, generator, at::TensorOptions().dtype(at::kFloat)).to(device, dtype);
+    return arena.copy_of(at::normal(0.0, 0.02, shape, generator, at::TensorOptions().dtype(at::kFloat)), device, dtype);
   };
   auto ones = [&](int64_t n) { return at::ones({n}, at::TensorOptions().dtype(dtype).device(device)); };
   auto bias = [&](bool present, int64_t n) { return present ? normal({n}) : at::Tensor(); };

@@ -55,14 +55,12 @@ SafetensorsFile::~SafetensorsFile() {
   if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
 }
 
-at::Tensor SafetensorsFile::load(const std::string& name, at::Device device, at::ScalarType dtype) const {
+at::Tensor SafetensorsFile::view(const std::string& name) const {
   auto it = tensors_.find(name);
   if (it == tensors_.end()) fail("{}: no tensor \"{}\"", path_.string(), name);
   const TensorInfo& info = it->second;
-  auto source = at::from_blob(const_cast<uint8_t*>(data_ + data_start_ + info.begin), info.shape,
-                              at::TensorOptions().dtype(scalar_type(info.dtype)));
-  // Converting dtype on CPU first keeps bf16→f32 exact and avoids a device round trip of the wider type.
-  return source.to(at::kCPU, dtype, /*non_blocking=*/false, /*copy=*/true).to(device);
+  return at::from_blob(const_cast<uint8_t*>(data_ + data_start_ + info.begin), info.shape,
+                       at::TensorOptions().dtype(scalar_type(info.dtype)));
 }
 
 Checkpoint::Checkpoint(const std::filesystem::path& model_dir) {
@@ -97,8 +95,8 @@ const SafetensorsFile& Checkpoint::file_of(const std::string& name) const {
 
 const TensorInfo& Checkpoint::info(const std::string& name) const { return file_of(name).tensors().at(name); }
 
-at::Tensor Checkpoint::load(const std::string& name, at::Device device, at::ScalarType dtype) const {
-  return file_of(name).load(name, device, dtype);
+at::Tensor Checkpoint::view(const std::string& name) const {
+  return file_of(name).view(name);
 }
 
 std::string Checkpoint::describe_files() const {

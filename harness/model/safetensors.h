@@ -23,8 +23,8 @@ class SafetensorsFile {
   const std::filesystem::path& path() const { return path_; }
   const std::map<std::string, TensorInfo>& tensors() const { return tensors_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
-  // A copy of the tensor on `device` in `dtype` (the mapping is never aliased).
-  at::Tensor load(const std::string& name, at::Device device, at::ScalarType dtype) const;
+  // The tensor as stored, aliasing the read-only mapping: copy it (never write) before the file closes.
+  at::Tensor view(const std::string& name) const;
 
  private:
   std::filesystem::path path_;
@@ -42,7 +42,7 @@ class Checkpoint {
   bool contains(const std::string& name) const { return where_.count(name) > 0; }
   const TensorInfo& info(const std::string& name) const;
   const SafetensorsFile& file_of(const std::string& name) const;
-  at::Tensor load(const std::string& name, at::Device device, at::ScalarType dtype) const;
+  at::Tensor view(const std::string& name) const;  // as SafetensorsFile::view
   std::string describe_files() const;  // for error messages
 
  private:

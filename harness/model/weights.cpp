@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include "common/error.h"
+#include "model/huge_pages.h"
 #include "model/safetensors.h"
 
 namespace kvbench {
@@ -16,25 +17,26 @@ class WeightLoader {
 
   bool has(const std::string& name) const { return checkpoint_.contains(name); }
 
-  at::Tensor load(const std::string& name, std::vector<int64_t> expected) const {
+  at::Tensor load(const std::string& name, std::vector<int64_t> expected) {
     const TensorInfo& info = checkpoint_.info(name);  // throws "missing tensor" naming the files
     if (info.shape != expected)
       fail("{}: tensor \"{}\" has shape [{}], expected [{}] from config.json", checkpoint_.file_of(name).path().string(),
            name, fmt::join(info.shape, ", "), fmt::join(expected, ", "));
-    return checkpoint_.load(name, device_, dtype_);
+    return arena_.copy_of(checkpoint_.view(name), device_, dtype_);
   }
 
-  at::Tensor load_if(bool present, const std::string& name, std::vector<int64_t> expected) const {
+  at::Tensor load_if(bool present, const std::string& name, std::vector<int64_t> expected) {
     return present ? load(name, std::move(expected)) : at::Tensor();
   }
 
  private:
   Checkpoint checkpoint_;
+  HugePageArena arena_;  // every tensor is a copy: the checkpoint's mapping closes after loading
   at::Device device_;
   at::ScalarType dtype_;
 };
 
-LayerWeights load_layer(const WeightLoader& w, const ModelConfig& c, int64_t layer) {
+LayerWeights load_layer(WeightLoader& w, const ModelConfig& c, int64_t layer) {
   const std::string p = fmt::format("model.layers.{}.", layer);
   const int64_t hidden = c.hidden_size, inter = c.intermediate_size;
   const int64_t q_out = c.num_heads * c.head_dim, kv_out = c.num_kv_heads * c.head_dim;
