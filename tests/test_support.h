@@ -49,6 +49,29 @@ inline std::string run_command(const std::string& command) {
   return output;
 }
 
+// A model of kvbench's models cache (`kvbench models fetch`, scripts/setup.sh): $KVBENCH_MODELS, else
+// ~/.cache/kvbench/models. `file` is the file inside the model's folder, e.g. its .gguf.
+inline std::filesystem::path cached_model(const std::string& name, const std::string& file) {
+  const char* root = std::getenv("KVBENCH_MODELS");
+  const char* home = std::getenv("HOME");
+  const std::filesystem::path base = root ? root : std::filesystem::path(home ? home : "/") / ".cache/kvbench/models";
+  return base / name / file;
+}
+
+// SmolLM2-135M-Instruct's GGUF (models/manifest.json), the real instruct model every machine has after setup.
+inline std::filesystem::path smollm2_gguf() {
+  return cached_model("smollm2-135m-instruct", "SmolLM2-135M-Instruct.Q4_1.gguf");
+}
+
+// Whether a cached model file is there: without it a user's clone skips the test, CI (which ran setup) fails it.
+inline bool cached_model_available(const std::filesystem::path& file) {
+  if (std::filesystem::exists(file)) return true;
+  const std::string message = file.string() + " not found (run scripts/setup.sh or `kvbench models fetch`)";
+  if (std::getenv("CI") != nullptr) FAIL("CI: " << message);
+  WARN("skipped: " << message);
+  return false;
+}
+
 // A directory of this process's own in the temp directory, removed with its contents when the process exits:
 // ctest runs each test case in a process of its own, several at once (with fixed names one case deleted
 // another's files), and a case that fails half-way still leaves nothing behind.
