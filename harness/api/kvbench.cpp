@@ -30,16 +30,15 @@ LoadedModel load_model(const ModelSource& source) {
     return {random_model(random_model_config(source.model.substr(prefix.size())), 0, source.parsed_device(),
                          source.parsed_dtype()),
             std::nullopt};
-  if (!std::filesystem::is_directory(source.model)) fail("model directory {} does not exist", source.model);
+  if (!std::filesystem::exists(source.model)) fail("model {} does not exist (a directory or a .gguf file)", source.model);
   std::optional<Tokenizer> tokenizer;
-  if (std::filesystem::exists(std::filesystem::path(source.model) / "tokenizer.json"))
-    tokenizer = Tokenizer::load(source.model);
+  if (Tokenizer::available(source.model)) tokenizer = Tokenizer::load(source.model);
   return {Model::load(source.model, source.parsed_device(), source.parsed_dtype()), std::move(tokenizer)};
 }
 
 LoadedModel load_job_model(const JobConfig& job) {
   const std::filesystem::path tokenizer = job.tokenizer.empty() ? job.model : job.tokenizer;
-  if (!std::filesystem::exists(tokenizer / "tokenizer.json"))
+  if (!Tokenizer::available(tokenizer))
     fail("{}: no tokenizer.json (runs decode and grade text, so the model needs its tokenizer; a random:PRESET "
          "model takes one with --tokenizer DIR)", tokenizer.string());
   LoadedModel loaded = load_model({job.model, job.device, job.dtype});

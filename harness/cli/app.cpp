@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   kvbench::cli::add_train_demo_command(app);
   kvbench::cli::add_train_scorer_command(app);
   kvbench::cli::add_datasets_command(app);
+  kvbench::cli::add_models_command(app);
   kvbench::cli::add_doctor_command(app);
   kvbench::cli::add_list_command(app);
 

@@ -84,9 +84,9 @@ void add_run_command(CLI::App& app) {
       "  kvbench run --model M --task aime24 --policy tova --J 1024 --rollouts 16 --temperature 0.6 --seed 1");
   o->model.add_to(cmd);
   cmd->add_option("--tokenizer", o->tokenizer,
-                  "Directory with tokenizer.json when the model has none (random:PRESET): e.g. models/kvbench-demo; "
-                  "its ids must be below the model's vocabulary size")
-      ->check(CLI::ExistingDirectory);
+                  "Directory with tokenizer.json (or a .gguf file) when the model has none (random:PRESET): e.g. "
+                  "models/kvbench-demo; its ids must be below the model's vocabulary size")
+      ->check(CLI::ExistingPath);
   cmd->add_option("--task", o->task, fmt::format("Task: {}", fmt::join(tasks::task_names(), ", ")))->required();
   cmd->add_option("--data", o->data, "Dataset path (or rare-fact spec); default: the task's dataset under --data-root");
   cmd->add_option("--data-root", o->data_root, "Datasets root (default: $KVBENCH_DATA, else ~/.cache/kvbench/datasets, else ../shared/datasets)");

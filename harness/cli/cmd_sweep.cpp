@@ -176,8 +176,7 @@ std::string prompts_key(const JobConfig& job) {
 }
 
 bool has_inputs(const JobConfig& job) {
-  if (!std::filesystem::exists(std::filesystem::path(job.tokenizer.empty() ? job.model : job.tokenizer) / "tokenizer.json"))
-    return false;
+  if (!Tokenizer::available(job.tokenizer.empty() ? job.model : job.tokenizer)) return false;
   for (const auto& file : tasks::make_task(job.task)->files_read(job.data))
     if (!std::filesystem::exists(file)) return false;
   return true;

@@ -63,9 +63,10 @@ void add_tokenize_command(CLI::App& app) {
       "tokenize",
       "Print the token ids of a text (--text) or of each line of a JSONL file of strings (--input; one output "
       "line per input line). Needs only the tokenizer files of --model.");
-  command->add_option("--model", options->model, "Directory with tokenizer.json (a model or tokenizer directory)")
+  command->add_option("--model", options->model,
+                      "Directory with tokenizer.json (a model or tokenizer directory), or a .gguf file")
       ->required()
-      ->check(CLI::ExistingDirectory);
+      ->check(CLI::ExistingPath);
   auto* text = command->add_option("--text", options->text, "Text to tokenize");
   auto* input = command->add_option("--input", options->input, "JSONL file, each line a JSON string")
                     ->check(CLI::ExistingFile);

@@ -19,6 +19,7 @@ void add_report_command(CLI::App& app);  // also inspect
 void add_train_demo_command(CLI::App& app);
 void add_train_scorer_command(CLI::App& app);
 void add_datasets_command(CLI::App& app);
+void add_models_command(CLI::App& app);
 void add_doctor_command(CLI::App& app);
 void add_list_command(CLI::App& app);
 

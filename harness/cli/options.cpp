@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "common/error.h"
+#include "common/gguf_file.h"
 #include "engine/allocator.h"
 #include "run/job.h"
 #include "run/profile.h"
@@ -15,10 +16,11 @@ namespace kvbench::cli {
 namespace {
 // Fails at parse time, before any work, with how to get a checkpoint (a bare HF id is a common slip).
 std::string existing_model(const std::string& model) {
-  if (model.rfind("random:", 0) == 0 || std::filesystem::is_directory(model)) return "";
-  return fmt::format("model directory {} does not exist. Download an HF checkpoint first, e.g.\n"
+  if (model.rfind("random:", 0) == 0 || std::filesystem::is_directory(model) || is_gguf_file(model)) return "";
+  return fmt::format("model {} does not exist. Download an HF checkpoint first, e.g.\n"
                      "  huggingface-cli download Qwen/Qwen2.5-7B-Instruct --local-dir models/Qwen2.5-7B-Instruct\n"
-                     "then pass --model models/Qwen2.5-7B-Instruct (or --model random:PRESET for random weights)",
+                     "then pass --model models/Qwen2.5-7B-Instruct; or a .gguf file; `kvbench models list` shows the "
+                     "models kvbench fetches itself (--model random:PRESET: random weights)",
                      model);
 }
 
@@ -58,9 +60,9 @@ std::string profile_help() {
 }  // namespace
 
 void ModelOptions::add_to(CLI::App* command) {
-  command->add_option("--model", model, "HF model directory (config.json + safetensors), or random:PRESET")
+  command->add_option("--model", model, "HF model directory (config.json + safetensors), a GGUF file (or a directory holding one), or random:PRESET")
       ->required()
-      ->check(CLI::Validator(existing_model, "DIR"));
+      ->check(CLI::Validator(existing_model, "PATH"));
   command->add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
   command->add_option("--dtype", dtype, "Weights/activations: float32, bfloat16, float16 (default: float32 on "
                                         "CPU, bfloat16 on CUDA; softmax and scores are float32 regardless)");

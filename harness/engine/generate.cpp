@@ -102,6 +102,18 @@ void validate(const GenerationSettings& s, int64_t prompt_length, const Policy& 
     fail("policy {} always keeps the newest {} entries, more than J ({})", policy.name(), rule.recent, b.J);
 }
 
+namespace {
+
+// An id past the embedding table would otherwise surface as libtorch's "index out of range in self".
+void require_in_vocabulary(const std::vector<int64_t>& prompt, int64_t vocab_size) {
+  for (std::size_t i = 0; i < prompt.size(); ++i)
+    if (prompt[i] < 0 || prompt[i] >= vocab_size)
+      fail("prompt token {} (at position {}) is outside the model's vocabulary of {} ids (0 to {})", prompt[i], i,
+           vocab_size, vocab_size - 1);
+}
+
+}  // namespace
+
 SampleGeneration::SampleGeneration(const Model& model, Policy& policy, std::vector<int64_t> prompt,
                                    GenerationSettings settings, StopCheck stop)
     : model_(model),
@@ -111,6 +123,7 @@ SampleGeneration::SampleGeneration(const Model& model, Policy& policy, std::vect
       cache_(cache_shape(model.config()), 1, model.options(), policy.needs().last_layer_input) {
   validate(settings_, static_cast<int64_t>(prompt.size()), policy_);
   validate_allocator(settings_.budget, settings_.phrase, policy_, model_.config());
+  require_in_vocabulary(prompt, model_.config().vocab_size);
   result_.prompt = std::move(prompt);
   if (settings_.shadow_full) observers_.push_back(std::make_unique<ShadowRun>(model_, settings_.rollouts));
   policy_.reset();

@@ -26,10 +26,11 @@ std::string rstrip(const std::string& text, const char* chars) {
 std::string strip(const std::string& text, const char* chars) { return lstrip(rstrip(text, chars), chars); }
 constexpr const char* kWhitespace = " \t\n\r\v\f";  // Jinja's trim (Python str.strip) on ASCII whitespace
 
-// A Qwen2/2.5 template writes a fixed system message when the conversation has none, e.g.
+// A Qwen2/2.5 or SmolLM2 template writes a fixed system message when the conversation has none, e.g.
 // {{- '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n' }}
+// (SmolLM2's literal holds real line breaks where Qwen's has \n escapes).
 std::string default_system_message(const std::string& template_text) {
-  static const std::regex literal(R"('<\|im_start\|>system\\n([^']*)<\|im_end\|>\\n')");
+  static const std::regex literal(R"('<\|im_start\|>system(?:\\n|\n)([^']*)<\|im_end\|>(?:\\n|\n)')");
   std::smatch match;
   if (!std::regex_search(template_text, match, literal)) return "";
   return std::regex_replace(match[1].str(), std::regex(R"(\\n)"), "\n");

@@ -6,7 +6,9 @@
 #include "common/json_file.h"
 #include "tokenizer/added_tokens.h"
 #include "tokenizer/bpe.h"
+#include "common/gguf_file.h"
 #include "tokenizer/chat_template.h"
+#include "tokenizer/gguf_vocab.h"
 #include "tokenizer/pipeline.h"
 #include "tokenizer/utf8.h"
 
@@ -72,7 +74,7 @@ struct Tokenizer::Impl {
     }
   }
 
-  void load_special_ids(const std::filesystem::path& dir);
+  void load_special_ids(const Node& config, const Node& generation);
 
   Normalizer normalizer;
   PreTokenizer pre_tokenizer;
@@ -86,11 +88,7 @@ struct Tokenizer::Impl {
   ChatTemplate chat_template;
 };
 
-void Tokenizer::Impl::load_special_ids(const std::filesystem::path& dir) {
-  const auto config_path = dir / "tokenizer_config.json", generation_path = dir / "generation_config.json";
-  const json config_json = read_optional_json(config_path), generation_json = read_optional_json(generation_path);
-  const Node config{config_json, config_path, ""}, generation{generation_json, generation_path, ""};
-
+void Tokenizer::Impl::load_special_ids(const Node& config, const Node& generation) {
   const auto lookup = [&](const std::string& field) -> std::optional<std::int64_t> {
     const auto text = special_token_text(config, field);
     if (!text) return std::nullopt;
@@ -115,13 +113,29 @@ void Tokenizer::Impl::load_special_ids(const std::filesystem::path& dir) {
   }
 }
 
-Tokenizer Tokenizer::load(const std::filesystem::path& dir) {
-  const auto path = dir / "tokenizer.json";
+Tokenizer Tokenizer::load(const std::filesystem::path& model) {
+  if (const auto gguf_path = gguf_model_file(model); !gguf_path.empty()) {
+    const GgufFile gguf(gguf_path);
+    const TokenizerDocuments documents = tokenizer_documents(gguf);
+    return from_documents({documents.tokenizer, gguf_path, ""}, {documents.config, gguf_path, ""},
+                          {documents.generation, gguf_path, ""});
+  }
+  const auto path = model / "tokenizer.json";
   if (!std::filesystem::exists(path)) fail("{}: file not found", path.string());
-  const json document = read_json_file(path);
-  auto impl = std::make_unique<Impl>(Node{document, path, ""});
-  impl->load_special_ids(dir);
+  const auto config_path = model / "tokenizer_config.json", generation_path = model / "generation_config.json";
+  const json document = read_json_file(path), config = read_optional_json(config_path),
+             generation = read_optional_json(generation_path);
+  return from_documents({document, path, ""}, {config, config_path, ""}, {generation, generation_path, ""});
+}
+
+Tokenizer Tokenizer::from_documents(const Node& tokenizer, const Node& config, const Node& generation) {
+  auto impl = std::make_unique<Impl>(tokenizer);
+  impl->load_special_ids(config, generation);
   return Tokenizer(std::move(impl));
+}
+
+bool Tokenizer::available(const std::filesystem::path& model) {
+  return std::filesystem::exists(model / "tokenizer.json") || !gguf_model_file(model).empty();
 }
 
 Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}

@@ -14,12 +14,19 @@
 
 namespace kvbench {
 
+namespace tokenizer_json {
+struct Node;
+}
+
 class Tokenizer {
  public:
-  // `dir` holds tokenizer.json and optionally tokenizer_config.json and generation_config.json.
-  // Throws kvbench::Error naming the file and field on missing files, malformed JSON or
-  // pipeline stages this implementation does not support.
-  static Tokenizer load(const std::filesystem::path& dir);
+  // `model` is a directory holding tokenizer.json and optionally tokenizer_config.json and
+  // generation_config.json, or a GGUF file (or a directory holding one) whose tokenizer.ggml.* metadata
+  // stands for them (tokenizer/gguf_vocab.h). Throws kvbench::Error naming the file and field on missing
+  // files, malformed JSON or pipeline stages this implementation does not support.
+  static Tokenizer load(const std::filesystem::path& model);
+  // Whether `model` has a tokenizer load() would read.
+  static bool available(const std::filesystem::path& model);
 
   Tokenizer(Tokenizer&&) noexcept;
   Tokenizer& operator=(Tokenizer&&) noexcept;
@@ -50,6 +57,8 @@ class Tokenizer {
  private:
   struct Impl;
   explicit Tokenizer(std::unique_ptr<Impl> impl);
+  static Tokenizer from_documents(const tokenizer_json::Node& tokenizer, const tokenizer_json::Node& config,
+                                  const tokenizer_json::Node& generation);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -27,6 +27,7 @@
 #include "run/profile.h"
 #include "run/runner.h"
 #include "tasks/task.h"
+#include "real_model.h"
 #include "test_support.h"
 
 using namespace kvbench;
@@ -133,6 +134,15 @@ struct Tally {
   int64_t configurations = 0, calls = 0, evictions = 0, identical_kept = 0, identical_tokens = 0;
 };
 
+// tests/peers/reference_counter_causal.py with `arguments` (make DIR | hooks CASES | tasks CASES).
+void run_driver(const std::string& arguments) {
+  const std::string driver = "TQDM_DISABLE=1 TRANSFORMERS_VERBOSITY=error KVBENCH_SHARED='" + shared_dir().string() +
+                             "' '" + peer_python() + "' '" +
+                             (source_dir() / "tests/peers/reference_counter_causal.py").string() + "' ";
+  INFO(driver + arguments);
+  REQUIRE(run_command(driver + arguments + " 2>&1; echo exit=$?").find("exit=0") != std::string::npos);
+}
+
 }  // namespace
 
 TEST_CASE("The reference profile generates and evicts token for token as the paper's own code (hooks.py)",
@@ -142,13 +152,6 @@ TEST_CASE("The reference profile generates and evicts token for token as the pap
   if (!peer_available("transformers")) return;
   const auto dir = scratch_path("counter_causal_reference");
   std::filesystem::create_directories(dir);
-  const std::string driver = "TQDM_DISABLE=1 TRANSFORMERS_VERBOSITY=error KVBENCH_SHARED='" + shared_dir().string() +
-                             "' '" + peer_python() + "' '" +
-                             (source_dir() / "tests/peers/reference_counter_causal.py").string() + "' ";
-  const auto run_driver = [&](const std::string& arguments) {
-    INFO(driver + arguments);
-    REQUIRE(run_command(driver + arguments + " 2>&1; echo exit=$?").find("exit=0") != std::string::npos);
-  };
   run_driver("make '" + (dir / "models").string() + "'");
 
   std::mt19937_64 rng(41);
@@ -273,6 +276,47 @@ TEST_CASE("The reference profile generates and evicts token for token as the pap
     std::cout << fmt::format("| {} | {} |\n", label, parted[off]);
     INFO("with " << label << ", kvbench should part from the paper's code somewhere");
     CHECK(parted[off] > 0);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("The reference profile on a real instruct model and a real prompt: the five hooks token for token "
+          "(SmolLM2-135M-Instruct)", "[policy][peers][reference][real-model]") {
+  KVBENCH_REQUIRE_SHARED("reference/counter_causal/hooks.py");
+  const auto gguf = smollm2_gguf();
+  if (!cached_model_available(gguf) || !peer_available("transformers") || !peer_available("gguf")) return;
+  const Model model = Model::load(gguf);
+  // A needle prompt of 512 tokens, raw as the paper's code prompts.
+  const auto prompt = niah_prompts(Tokenizer::load(gguf), "niah:lengths=512,depths=50", false).front();
+  const auto dir = scratch_path("counter_causal_real");
+  std::filesystem::create_directories(dir);
+  std::vector<Case> cases;
+  json listed = json::array();
+  for (const auto& [hook, policy] : kPolicyOf)
+    for (const std::string mode : {"chunked", "prefill_end"}) {
+      Case c{gguf.string(), hook, "J 128, h 32", prompt};
+      c.J = 128;
+      c.h = 32;
+      c.mode = mode;
+      c.max_new = 24;
+      c.group = hook + " " + mode;
+      c.output = dir / fmt::format("{}.json", cases.size());
+      listed.push_back(case_json(c));
+      cases.push_back(c);
+    }
+  std::ofstream(dir / "cases.json") << listed.dump();
+  run_driver("hooks '" + (dir / "cases.json").string() + "'");
+  std::cout << "| SmolLM2-135M-Instruct, hook | mode | evicting calls | identical kept sets | identical tokens |\n";
+  for (const Case& c : cases) {
+    INFO(c.hook << ", " << c.mode);
+    const Outcome theirs = reference_outcome(c);
+    const Outcome ours = kvbench_outcomes(model, {c}, Off::None).front();
+    CHECK(!theirs.evictions.empty());
+    CHECK(ours.evictions == theirs.evictions);
+    CHECK(ours.generated == theirs.generated);
+    std::cout << fmt::format("| {} | {} | {} | {} | {} |\n", c.hook, c.mode, theirs.evictions.size(),
+                             ours.evictions == theirs.evictions ? "yes" : "no",
+                             ours.generated == theirs.generated ? "yes" : "no");
   }
   std::filesystem::remove_all(dir);
 }

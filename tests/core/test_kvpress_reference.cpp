@@ -20,6 +20,7 @@
 
 #include "engine/allocator.h"
 #include "engine/generate.h"
+#include "real_model.h"
 #include "test_support.h"
 
 using namespace kvbench;
@@ -97,14 +98,14 @@ void compare_row(const std::vector<int64_t>& ours, const std::vector<int64_t>& t
 
 }  // namespace
 
-TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLLM, Knorm, KeyDiff, SnapKV, "
-          "ObservedAttention, TOVA, ExpectedAttention; AdaKV and PyramidKV)", "[policy][peers]") {
-  KVBENCH_REQUIRE_SHARED("models/tinystories-656k");
-  if (!peer_available("kvpress")) return;
-  const auto model_dir = shared_dir() / "models/tinystories-656k";
-  const Model model = Model::load(model_dir);
+namespace {
+
+// Each case of kCases on each prompt × ratio: kvpress's press on `model_path` (tests/peers/reference_press.py)
+// against kvbench's policy on the same prompt, kept sets and greedy tokens.
+void compare_with_kvpress(const std::filesystem::path& model_path, const std::vector<std::vector<int64_t>>& prompts,
+                          const std::vector<double>& ratios) {
+  const Model model = Model::load(model_path);
   const int64_t new_tokens = 24;
-  std::mt19937_64 rng(7);
   json cases = json::array();
   struct Run {
     std::string label;
@@ -115,17 +116,16 @@ TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLL
   std::vector<Run> runs;
   const auto dir = scratch_path("kvpress_reference");
   std::filesystem::create_directories(dir);
-  for (const int64_t length : {300, 480})
-    for (const double ratio : {0.5, 0.8}) {
-      std::vector<int64_t> prompt(length);
-      for (auto& id : prompt) id = 3 + static_cast<int64_t>(rng() % (model.config().vocab_size - 3));
+  for (const auto& prompt : prompts)
+    for (const double ratio : ratios) {
+      const auto length = prompt.size();
       for (const PressCase& c : kCases) {
         const std::string press =
             c.inner.is_null() ? c.press : c.press + "(" + c.inner["press"].get<std::string>() + ")";
         const std::string label = fmt::format("{} ({}) vs {}, ratio {}, prompt {}", c.policy, c.allocator, press,
                                               ratio, length);
         const auto output = dir / fmt::format("{}.json", runs.size());
-        json press_case = {{"model", model_dir.string()}, {"prompt", prompt}, {"press", c.press}, {"ratio", ratio},
+        json press_case = {{"model", model_path.string()}, {"prompt", prompt}, {"press", c.press}, {"ratio", ratio},
                            {"args", c.args}, {"new_tokens", new_tokens}, {"output", output.string()}};
         if (!c.inner.is_null()) press_case["inner"] = c.inner;
         cases.push_back(press_case);
@@ -185,4 +185,30 @@ TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLL
               << (same_tokens ? "identical" : "differs") << " |\n";
   }
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLLM, Knorm, KeyDiff, SnapKV, "
+          "ObservedAttention, TOVA, ExpectedAttention; AdaKV and PyramidKV)", "[policy][peers]") {
+  KVBENCH_REQUIRE_SHARED("models/tinystories-656k");
+  if (!peer_available("kvpress")) return;
+  const auto model_dir = shared_dir() / "models/tinystories-656k";
+  const int64_t vocab = load_model_config(model_dir).vocab_size;
+  std::mt19937_64 rng(7);
+  std::vector<std::vector<int64_t>> prompts;
+  for (const int64_t length : {300, 480}) {
+    std::vector<int64_t> prompt(length);
+    for (auto& id : prompt) id = 3 + static_cast<int64_t>(rng() % (vocab - 3));
+    prompts.push_back(prompt);
+  }
+  compare_with_kvpress(model_dir, prompts, {0.5, 0.8});
+}
+
+TEST_CASE("Presses keep what kvpress keeps on a real instruct model and real needle prompts (SmolLM2-135M-Instruct)",
+          "[policy][peers][real-model]") {
+  const auto gguf = smollm2_gguf();
+  if (!cached_model_available(gguf) || !peer_available("kvpress") || !peer_available("gguf")) return;
+  const Tokenizer tokenizer = Tokenizer::load(gguf);
+  compare_with_kvpress(gguf, niah_chat_prompts(tokenizer, "niah:lengths=1024,depths=50"), {0.5, 0.75});
 }

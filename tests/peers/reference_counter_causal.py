@@ -8,7 +8,7 @@ kvbench's `reference` profile test (tests/core/test_counter_causal_reference.cpp
   reference_counter_causal.py hooks CASES   runs every case of CASES.json
   reference_counter_causal.py tasks JOBS    runs tasks.py's task runners on every job of JOBS.json
 
-CASES.json: a list of {"model": DIR, "prompt": [ids], "hook": sliding|importance|h2o|counter_causal|
+CASES.json: a list of {"model": DIR or FILE.gguf, "prompt": [ids], "hook": sliding|importance|h2o|counter_causal|
 counter_fast, "J", "h", "recent" (null: evaluate.py's default), "frozen", "min_gap", "mode": chunked|
 prefill_end, "max_new", "eos" (an id or null), "output": FILE}. Each runs `generate_with_kv_hook` with the
 hook evaluate.py's build_hook makes (min_gap passed to the counter-causal hooks, which take it; h2o's
@@ -35,6 +35,7 @@ import transformers  # noqa: E402,F401  (before hooks.py, as the reference's REA
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference_forward  # noqa: E402
+from peer_models import load_causal_lm  # noqa: E402
 
 
 def reference_dir():
@@ -98,8 +99,7 @@ def run(cases):
     models, groups = {}, {}
     for case in cases:
         if case["model"] not in models:
-            models[case["model"]] = transformers.AutoModelForCausalLM.from_pretrained(
-                case["model"], dtype=torch.float32).eval()
+            models[case["model"]] = load_causal_lm(case["model"], dtype=torch.float32)
         model = models[case["model"]]
         key = case.get("group") or id(case)
         if key not in groups:

@@ -4,7 +4,7 @@
 
   reference_press.py run CASES.json
 
-CASES.json: a list of {"model": DIR, "prompt": [ids], "press": NAME, "ratio": r, "args": {...},
+CASES.json: a list of {"model": DIR or FILE.gguf, "prompt": [ids], "press": NAME, "ratio": r, "args": {...},
 "new_tokens": n, "output": FILE}, optionally with "inner": {"press": NAME, "args": {...}}. For each,
 kvpress's press NAME (a class of kvpress 0.5.5, e.g. "SnapKVPress", with compression_ratio r and the
 keyword args; a wrapper such as "AdaKVPress" gets the inner press instead) compresses transformers'
@@ -21,7 +21,9 @@ import sys
 import kvpress
 import torch
 from kvpress.utils import compute_n_kept
-from transformers import AutoModelForCausalLM, DynamicCache
+from transformers import DynamicCache
+
+from peer_models import load_causal_lm
 
 
 # AdaKV masks entries through kvpress's attention patch, which refuses eager attention; PyramidKV leaves
@@ -30,7 +32,7 @@ SDPA_PRESSES = {"AdaKVPress", "PyramidKVPress"}
 
 
 def load(path, attention):
-    return AutoModelForCausalLM.from_pretrained(path, attn_implementation=attention, dtype=torch.float32).eval()
+    return load_causal_lm(path, attn_implementation=attention, dtype=torch.float32)
 
 
 def make_press(case):

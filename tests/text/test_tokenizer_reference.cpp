@@ -13,9 +13,9 @@
 
 namespace {
 
-std::vector<kvbench::json> reference_cases(const std::string& name, const std::string& argument) {
+// The peer's cases for the tokenizer files in `directory` (a tokenizer.json, and tokenizer_config.json for --chat).
+std::vector<kvbench::json> reference_cases(const std::filesystem::path& directory, const std::string& argument) {
   const auto script = kvbench::testing::source_dir() / "tests/peers/reference_tokenize.py";
-  const auto directory = kvbench::testing::shared_dir() / "tokenizers" / name;
   const std::string output = kvbench::testing::run_command("'" + kvbench::testing::peer_python() + "' '" + script.string() + "' '" +
                                          directory.string() + "' " + argument);
   std::vector<kvbench::json> cases;
@@ -24,11 +24,10 @@ std::vector<kvbench::json> reference_cases(const std::string& name, const std::s
   return cases;
 }
 
-void compare_with_reference(const std::string& name) {
-  KVBENCH_REQUIRE_SHARED("tokenizers/" + name);
-  if (!kvbench::testing::peer_available("tokenizers")) return;
-  const auto tokenizer = kvbench::Tokenizer::load(kvbench::testing::shared_dir() / "tokenizers" / name);
-  const auto cases = reference_cases(name, "50000");
+// kvbench's `tokenizer` against HF tokenizers reading `reference` (its tokenizer.json) on 50 000 strings.
+void compare_with_reference(const kvbench::Tokenizer& tokenizer, const std::filesystem::path& reference,
+                            const std::string& label) {
+  const auto cases = reference_cases(reference, "50000");
   REQUIRE(cases.size() == 50000);
   std::size_t mismatches = 0;
   for (const auto& c : cases) {
@@ -43,17 +42,16 @@ void compare_with_reference(const std::string& name) {
       CHECK(decoded == c["decoded"].get<std::string>());
     }
   }
-  std::cout << "| tokenizer " << name << " vs HF tokenizers | " << cases.size() << " strings | ids and decode identical "
+  std::cout << "| tokenizer " << label << " vs HF tokenizers | " << cases.size() << " strings | ids and decode identical "
             << cases.size() - mismatches << " |\n";
   CHECK(mismatches == 0);
 }
 
-void compare_chat_with_reference(const std::string& name) {
-  KVBENCH_REQUIRE_SHARED("tokenizers/" + name);
-  if (!kvbench::testing::peer_available("transformers")) return;
-  const auto tokenizer = kvbench::Tokenizer::load(kvbench::testing::shared_dir() / "tokenizers" / name);
+// kvbench's chat template against transformers' apply_chat_template on `reference`'s tokenizer_config.json.
+void compare_chat_with_reference(const kvbench::Tokenizer& tokenizer, const std::filesystem::path& reference,
+                                 const std::string& label) {
   REQUIRE(tokenizer.has_chat_template());
-  const auto cases = reference_cases(name, "--chat");
+  const auto cases = reference_cases(reference, "--chat");
   REQUIRE(cases.size() == 16);
   std::size_t identical = 0;
   for (const auto& c : cases) {
@@ -66,24 +64,69 @@ void compare_chat_with_reference(const std::string& name) {
     CHECK(same);
     identical += same;
   }
-  std::cout << "| chat template " << name << " vs transformers apply_chat_template | " << cases.size()
+  std::cout << "| chat template " << label << " vs transformers apply_chat_template | " << cases.size()
             << " renderings | byte-identical " << identical << " |\n";
+}
+
+void compare_shared_with_reference(const std::string& name) {
+  KVBENCH_REQUIRE_SHARED("tokenizers/" + name);
+  if (!kvbench::testing::peer_available("tokenizers")) return;
+  const auto directory = kvbench::testing::shared_dir() / "tokenizers" / name;
+  compare_with_reference(kvbench::Tokenizer::load(directory), directory, name);
+}
+
+void compare_shared_chat_with_reference(const std::string& name) {
+  KVBENCH_REQUIRE_SHARED("tokenizers/" + name);
+  if (!kvbench::testing::peer_available("transformers")) return;
+  const auto directory = kvbench::testing::shared_dir() / "tokenizers" / name;
+  compare_chat_with_reference(kvbench::Tokenizer::load(directory), directory, name);
+}
+
+// The tokenizer SmolLM2's GGUF was converted from, written by HF tokenizers from the GGUF's vocabulary and
+// merges with the published pipeline (tests/peers/reference_gguf_tokenizer.py); empty when unavailable.
+std::filesystem::path smollm2_reference_tokenizer() {
+  const auto gguf = kvbench::testing::smollm2_gguf();
+  if (!kvbench::testing::cached_model_available(gguf) || !kvbench::testing::peer_available("gguf")) return {};
+  const auto directory = kvbench::testing::scratch_path("smollm2_tokenizer");
+  const auto script = kvbench::testing::source_dir() / "tests/peers/reference_gguf_tokenizer.py";
+  kvbench::testing::run_command("'" + kvbench::testing::peer_python() + "' '" + script.string() + "' '" + gguf.string() +
+                                "' '" + directory.string() + "'");
+  REQUIRE(std::filesystem::exists(directory / "tokenizer.json"));
+  return directory;
 }
 
 }  // namespace
 
 TEST_CASE("Qwen3 tokenizer matches HF tokenizers on 50 000 varied strings", "[tokenizer][reference]") {
-  compare_with_reference("qwen3");
+  compare_shared_with_reference("qwen3");
 }
 
 TEST_CASE("Llama 3 tokenizer matches HF tokenizers on 50 000 varied strings", "[tokenizer][reference]") {
-  compare_with_reference("llama3");
+  compare_shared_with_reference("llama3");
 }
 
 TEST_CASE("Llama 3 chat template renders as transformers' apply_chat_template", "[tokenizer][chat]") {
-  compare_chat_with_reference("llama3");
+  compare_shared_chat_with_reference("llama3");
 }
 
 TEST_CASE("Qwen3 chat template renders as transformers' apply_chat_template", "[tokenizer][chat]") {
-  compare_chat_with_reference("qwen3");
+  compare_shared_chat_with_reference("qwen3");
+}
+
+TEST_CASE("SmolLM2's tokenizer read from its GGUF matches HF tokenizers on 50 000 varied strings",
+          "[tokenizer][reference][gguf]") {
+  const auto reference = smollm2_reference_tokenizer();
+  if (reference.empty()) return;
+  compare_with_reference(kvbench::Tokenizer::load(kvbench::testing::smollm2_gguf()), reference, "smollm2 (GGUF)");
+}
+
+TEST_CASE("SmolLM2's chat template read from its GGUF renders as transformers' apply_chat_template",
+          "[tokenizer][chat][gguf]") {
+  const auto reference = smollm2_reference_tokenizer();
+  if (reference.empty() || !kvbench::testing::peer_available("transformers")) return;
+  const auto tokenizer = kvbench::Tokenizer::load(kvbench::testing::smollm2_gguf());
+  compare_chat_with_reference(tokenizer, reference, "smollm2 (GGUF)");
+  CHECK(tokenizer.eos_ids() == std::vector<std::int64_t>{2});  // <|im_end|>, as the GGUF's eos_token_id
+  CHECK(tokenizer.bos_id() == std::optional<std::int64_t>{1});
+  CHECK(tokenizer.encode("Hi", true) == tokenizer.encode("Hi", false));  // add_bos_token is false
 }
