@@ -46,7 +46,7 @@ AddedTokens::AddedTokens(const tokenizer_json::Node& list, const Normalizer& nor
   }
   for (const auto& token : tokens_) {
     if (token.normalized) {
-      normalized_.add(normalizer.apply(token.content), token);
+      normalized_.add(normalizer.apply(token.content).text, token);
     } else {
       raw_.add(token.content, token);
     }

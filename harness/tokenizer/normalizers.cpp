@@ -43,40 +43,51 @@ Normalizer::Normalizer(const Node& node) {
 
 void Normalizer::add(const Node& stage) {
   const std::string type = stage.type();
+  // Mappings of whole characters keep the first character where it was.
+  const auto mapping = [this](std::string (*map)(std::string_view)) {
+    steps_.emplace_back([map](NormalizedText& t) { t.text = map(t.text); });
+  };
   if (type == "NFC") {
-    steps_.emplace_back([](std::string text) { return unicode::to_nfc(text); });
+    mapping(unicode::to_nfc);
   } else if (type == "NFD") {
-    steps_.emplace_back([](std::string text) { return unicode::to_nfd(text); });
+    mapping(unicode::to_nfd);
   } else if (type == "NFKC") {
-    steps_.emplace_back([](std::string text) { return unicode::to_nfkc(text); });
+    mapping(unicode::to_nfkc);
   } else if (type == "NFKD") {
-    steps_.emplace_back([](std::string text) { return unicode::to_nfkd(text); });
+    mapping(unicode::to_nfkd);
   } else if (type == "Lowercase") {
-    steps_.emplace_back([](std::string text) { return unicode::to_lowercase(text); });
+    mapping(unicode::to_lowercase);
   } else if (type == "Prepend") {
-    steps_.emplace_back([prefix = stage.at("prepend").string()](std::string text) {
-      return text.empty() ? text : prefix + text;  // HF leaves an empty string empty
+    steps_.emplace_back([prefix = stage.at("prepend").string()](NormalizedText& t) {
+      if (!t.text.empty()) t.text.insert(0, prefix);  // HF leaves an empty string empty
     });
   } else if (type == "Replace") {
     steps_.emplace_back([pattern = TextPattern::from_json(stage.at("pattern")),
-                         content = stage.at("content").string()](std::string text) {
-      return pattern->replace(text, content);
+                         content = stage.at("content").string()](NormalizedText& t) {
+      const auto spans = pattern->spans(t.text);
+      // Replacement text stands where its match stood; nothing does when a leading match is deleted.
+      if (content.empty() && !spans.empty() && spans.front().is_match && spans.front().end > 0)
+        t.starts_at_origin = false;
+      t.text = TextPattern::replace(t.text, spans, content);
     });
   } else if (type == "Strip") {
     const bool left = stage.at("strip_left").boolean(), right = stage.at("strip_right").boolean();
-    steps_.emplace_back([left, right](std::string text) {
-      if (right) text.resize(text.size() - trailing_space_bytes(text));
-      if (left) text.erase(0, leading_space_bytes(text));
-      return text;
+    steps_.emplace_back([left, right](NormalizedText& t) {
+      if (right) t.text.resize(t.text.size() - trailing_space_bytes(t.text));
+      const std::size_t leading = left ? leading_space_bytes(t.text) : 0;
+      if (leading > 0) {
+        t.text.erase(0, leading);
+        t.starts_at_origin = false;
+      }
     });
   } else {
     stage.unsupported_type();
   }
 }
 
-std::string Normalizer::apply(std::string_view text) const {
-  std::string out(text);
-  for (const auto& step : steps_) out = step(std::move(out));
+NormalizedText Normalizer::apply(std::string_view text) const {
+  NormalizedText out{std::string(text)};
+  for (const auto& step : steps_) step(out);
   return out;
 }
 

@@ -20,14 +20,22 @@
 
 namespace kvbench {
 
+// Normalized text, and whether its first character still stands for the input's first one (HF: is aligned
+// to original offset 0; false once a normalizer deleted leading characters), which Metaspace's
+// prepend_scheme "first" asks.
+struct NormalizedText {
+  std::string text;
+  bool starts_at_origin = true;
+};
+
 class Normalizer {
  public:
   explicit Normalizer(const tokenizer_json::Node& node);
-  std::string apply(std::string_view text) const;
+  NormalizedText apply(std::string_view text) const;
 
  private:
   void add(const tokenizer_json::Node& stage);
-  std::vector<std::function<std::string(std::string)>> steps_;
+  std::vector<std::function<void(NormalizedText&)>> steps_;
 };
 
 // The byte-level alphabet (GPT-2's bytes_to_unicode): the UTF-8 text of the character standing for `byte`,

@@ -79,10 +79,10 @@ std::vector<TextSpan> TextPattern::spans(std::string_view text) const {
   return out;
 }
 
-std::string TextPattern::replace(std::string_view text, std::string_view content) const {
+std::string TextPattern::replace(std::string_view text, const std::vector<TextSpan>& spans, std::string_view content) {
   std::string out;
   out.reserve(text.size());
-  for (const auto& span : spans(text)) {
+  for (const auto& span : spans) {
     if (span.is_match) {
       out.append(content);
     } else {

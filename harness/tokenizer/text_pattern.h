@@ -34,7 +34,9 @@ class TextPattern {
   // an empty match right where the previous match ended is skipped. `text` must be valid UTF-8.
   std::vector<TextSpan> spans(std::string_view text) const;
   // Every match replaced by `content`.
-  std::string replace(std::string_view text, std::string_view content) const;
+  std::string replace(std::string_view text, std::string_view content) const { return replace(text, spans(text), content); }
+  // The same, with spans() of `text` computed already.
+  static std::string replace(std::string_view text, const std::vector<TextSpan>& spans, std::string_view content);
 
  private:
   struct Code;

@@ -63,13 +63,13 @@ struct Tokenizer::Impl {
   // Text between added tokens: normalize, match normalized added tokens, pre-tokenize, run BPE.
   // `at_text_start`: `text` begins the input (Metaspace's prepend_scheme "first" needs to know).
   void encode_plain(std::string_view text, bool at_text_start, std::vector<std::int64_t>& ids) const {
-    const std::string normalized = normalizer.apply(text);
-    for (const auto& segment : added.split_normalized(normalized)) {
+    const NormalizedText normalized = normalizer.apply(text);
+    for (const auto& segment : added.split_normalized(normalized.text)) {
       if (segment.added_id) {
         ids.push_back(*segment.added_id);
         continue;
       }
-      const bool first = at_text_start && segment.text.data() == normalized.data();
+      const bool first = at_text_start && normalized.starts_at_origin && segment.text.data() == normalized.text.data();
       for (const auto& word : pre_tokenizer.split(segment.text, first)) model.encode_word(word, ids);
     }
   }

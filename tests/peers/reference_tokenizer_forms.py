@@ -5,11 +5,12 @@ reference tokenizations, for tests/text/test_tokenizer_forms.cpp.
   reference_tokenizer_forms.py SCRATCH synthetic COUNT
   reference_tokenizer_forms.py SCRATCH smollm2 GGUF COUNT
 
-For every form below: trains a small BPE (BpeTrainer, 2 000-token vocabulary, on seeded varied strings) with
+For every form below: trains a small BPE (BpeTrainer on seeded varied strings and their fragments, merging until no pair is left: every training word becomes one token, so that splitting a word differently changes ids) with
 the form's normalizer and pre-tokenizer, builds the tokenizer with the form's decoder and added tokens
 (special <|endoftext|>, <|im_start|>, <|im_end|>; normalized "KV-cache"), saves it as
 SCRATCH/FORM/tokenizer.json, and prints reference_tokenize.py's records for COUNT seeded strings as JSON
-lines {"form", "text", "ids", "decoded"}. With `smollm2`, the one form "smollm2" instead: SmolLM2's real
+lines {"form", "text", "ids", "decoded", "random_ids", "random_decoded"} (the last two: a seeded sequence of
+any ids and its decode). With `smollm2`, the one form "smollm2" instead: SmolLM2's real
 vocabulary and merges, read from GGUF (SmolLM2-135M-Instruct's .gguf) with the `gguf` package, in SmolLM2's
 pipeline. Run with the project's environment (.venv/bin/python, made by scripts/setup.sh).
 """
@@ -21,7 +22,7 @@ import sys
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from reference_tokenize import encodings, random_string  # noqa: E402
+from reference_tokenize import FRAGMENTS, encodings, random_string  # noqa: E402
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
@@ -84,6 +85,11 @@ FORMS = {
     "metaspace-first": (FALLBACK, None, *metaspace("first")),
     "metaspace-never": (FALLBACK, None, *metaspace("never")),
     "metaspace-no-split": (FALLBACK, None, *metaspace("always", split_pieces=False)),
+    # "first" means "at original offset 0": not after normalizers deleted leading characters
+    "metaspace-first-after-deletions": (
+        FALLBACK, normalizers.Sequence([normalizers.Strip(left=True, right=False), normalizers.Replace("-", "")]),
+        pre_tokenizers.Sequence([pre_tokenizers.Punctuation(), pre_tokenizers.Metaspace(prepend_scheme="first")]),
+        decoders.Metaspace(prepend_scheme="first")),
     "punctuation-isolated": (FALLBACK, None, punctuation("isolated"), "default"),
     "punctuation-removed": (FALLBACK, None, punctuation("removed"), "default"),
     "punctuation-merged-with-previous": (FALLBACK, None, punctuation("merged_with_previous"), "default"),
@@ -116,8 +122,11 @@ FORMS = {
 
 
 def training_corpus():
+    """Seeded varied strings, and every fragment they are made of often enough to have merges of its own
+    (runs of punctuation, digits, spaces), so that splitting them wrongly changes ids."""
     rng = random.Random(7)
-    return [random_string(rng) for _ in range(1500)]
+    fragments = [fragment for kind in FRAGMENTS.values() for fragment in kind]
+    return [random_string(rng) for _ in range(1500)] + fragments * 20
 
 
 def trained_bpe(kind, normalizer, pre_tokenizer):
@@ -126,7 +135,7 @@ def trained_bpe(kind, normalizer, pre_tokenizer):
     tokenizer.normalizer = normalizer
     tokenizer.pre_tokenizer = pre_tokenizer
     alphabet = pre_tokenizers.ByteLevel.alphabet() if kind == BYTES else []
-    tokenizer.train_from_iterator(training_corpus(), trainers.BpeTrainer(vocab_size=2000, initial_alphabet=alphabet,
+    tokenizer.train_from_iterator(training_corpus(), trainers.BpeTrainer(vocab_size=30000, initial_alphabet=alphabet,
                                                                         show_progress=False))
     model = json.loads(tokenizer.to_str())["model"]
     return model["vocab"], [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in model["merges"]]
@@ -171,11 +180,22 @@ def smollm2(gguf_path):
     return tokenizer
 
 
+def random_id_sequences(tokenizer, count):
+    """Seeded sequences of any ids (added tokens included), so that decoders meet every kind of token in every
+    position, not only the sequences encoding produces."""
+    rng = random.Random(20240612)
+    size = tokenizer.get_vocab_size(with_added_tokens=True)
+    return [[rng.randrange(size) for _ in range(1 + rng.randrange(12))] for _ in range(count)]
+
+
 def emit(name, tokenizer, scratch, count):
+    """Saves the tokenizer and prints its records, each with a random id sequence and its decode besides."""
     os.makedirs(os.path.join(scratch, name), exist_ok=True)
     tokenizer.save(os.path.join(scratch, name, "tokenizer.json"))
-    for record in encodings(tokenizer, count):
-        print(json.dumps({"form": name, **record}, ensure_ascii=False))
+    random_ids = random_id_sequences(tokenizer, count)
+    random_decoded = tokenizer.decode_batch(random_ids, skip_special_tokens=False)
+    for record, ids, decoded in zip(encodings(tokenizer, count), random_ids, random_decoded):
+        print(json.dumps({"form": name, **record, "random_ids": ids, "random_decoded": decoded}, ensure_ascii=False))
 
 
 def main():

@@ -2,10 +2,9 @@
 // Whitespace, Split with every behavior, the Unicode normalizers, Lowercase, Replace, Strip, Prepend, and
 // their decoders) against HF `tokenizers`: tests/peers/reference_tokenizer_forms.py writes each form's
 // tokenizer.json with tokenizers' own Python API (a small trained BPE) and its ids and decodes of the seeded
-// strings; kvbench loads the file and must agree on every string. SmolLM2's own form runs on its real
+// strings, and decodes of seeded sequences of any ids; kvbench loads the file and must agree on every one. SmolLM2's own form runs on its real
 // vocabulary, read from the cached model's GGUF.
 #include <iostream>
-#include <map>
 #include <sstream>
 
 #include "common/json_file.h"
@@ -45,11 +44,15 @@ void compare_form(const std::filesystem::path& scratch, const FormCases& form, s
     const auto expected = c["ids"].get<std::vector<std::int64_t>>();
     const auto ids = tokenizer.encode(text, false);
     const auto decoded = tokenizer.decode(expected, false);
-    if (ids == expected && decoded == c["decoded"].get<std::string>()) continue;
+    const auto random_decoded = tokenizer.decode(c["random_ids"].get<std::vector<std::int64_t>>(), false);
+    if (ids == expected && decoded == c["decoded"].get<std::string>() &&
+        random_decoded == c["random_decoded"].get<std::string>())
+      continue;
     if (++mismatches <= 3) {
-      INFO("text: " << kvbench::json(text).dump());
+      INFO("text: " << kvbench::json(text).dump() << ", random ids: " << c["random_ids"].dump());
       CHECK(ids == expected);
       CHECK(decoded == c["decoded"].get<std::string>());
+      CHECK(random_decoded == c["random_decoded"].get<std::string>());
     }
   }
   std::cout << "| tokenizer " << form.name << " vs HF tokenizers | " << form.cases.size()
@@ -59,13 +62,13 @@ void compare_form(const std::filesystem::path& scratch, const FormCases& form, s
 
 }  // namespace
 
-// 5 000 strings per form (not the standard 50 000): 37 forms, each trained, must stay fast on 2 cores.
+// 5 000 strings per form (not the standard 50 000): 38 forms, each trained, must stay fast on 2 cores.
 TEST_CASE("tokenizer.json forms written by HF tokenizers match it on 5 000 varied strings each",
           "[tokenizer][reference][forms]") {
   if (!kvbench::testing::peer_available("tokenizers")) return;
   const auto scratch = kvbench::testing::scratch_path("tokenizer_forms");
   const auto forms = reference_forms(scratch, "synthetic 5000");
-  REQUIRE(forms.size() == 37);
+  REQUIRE(forms.size() == 38);
   for (const auto& form : forms) compare_form(scratch, form, 5000);
 }
 
