@@ -8,10 +8,7 @@ namespace kvbench {
 
 namespace {
 
-bool is_white_space(char32_t c) {  // Unicode White_Space, as Rust's char::is_whitespace
-  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
-         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
-}
+using pipeline_detail::is_white_space;
 
 // Start of the whitespace run that ends at `end` (but not before `floor`).
 std::size_t skip_space_backward(std::string_view text, std::size_t end, std::size_t floor) {
@@ -49,7 +46,7 @@ AddedTokens::AddedTokens(const tokenizer_json::Node& list, const Normalizer& nor
   }
   for (const auto& token : tokens_) {
     if (token.normalized) {
-      normalized_.add(normalizer.apply(token.content), token);
+      normalized_.add(normalizer.apply(token.content).text, token);
     } else {
       raw_.add(token.content, token);
     }

@@ -1,8 +1,17 @@
-// The stages tokenizer.json declares around its model: normalizer, pre_tokenizer, post_processor
-// and decoder. Each is built from its JSON node (null = identity) and rejects types it does not know.
+// The stages tokenizer.json declares around its model, with HF tokenizers' semantics byte for byte:
+//   normalizer (normalizers.cpp): NFC, NFD, NFKC, NFKD, Lowercase, Prepend, Replace (String or Regex),
+//     Strip, Sequence;
+//   pre_tokenizer (pre_tokenizers.cpp): ByteLevel (add_prefix_space, use_regex: GPT-2's pattern), Split
+//     (String or Regex, every behavior, invert), Digits, Metaspace (replacement, prepend_scheme always /
+//     first / never, split), Punctuation, Whitespace, WhitespaceSplit, Sequence;
+//   post_processor (pipeline.cpp): TemplateProcessing for single sequences, ByteLevel (offsets only);
+//   decoder (decoders.cpp): ByteLevel, Metaspace, ByteFallback, Fuse, Strip, Replace, Sequence.
+// Each is built from its JSON node (null = identity) and rejects types and settings it does not know,
+// naming the file and field.
 #pragma once
 #include <cstdint>
-#include <memory>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,37 +20,46 @@
 
 namespace kvbench {
 
+// Normalized text, and whether its first character still stands for the input's first one (HF: is aligned
+// to original offset 0; false once a normalizer deleted leading characters), which Metaspace's
+// prepend_scheme "first" asks.
+struct NormalizedText {
+  std::string text;
+  bool starts_at_origin = true;
+};
+
 class Normalizer {
  public:
   explicit Normalizer(const tokenizer_json::Node& node);
-  std::string apply(std::string_view text) const;
+  NormalizedText apply(std::string_view text) const;
 
  private:
-  struct Step {
-    enum class Kind { Nfc, Prepend, Replace } kind;
-    std::string text, replacement;  // Prepend: text; Replace: text -> replacement
-  };
-  void add(const tokenizer_json::Node& node);
-  std::vector<Step> steps_;
+  void add(const tokenizer_json::Node& stage);
+  std::vector<std::function<void(NormalizedText&)>> steps_;
 };
 
-class SplitRegex;
-
-// The byte-level alphabet (GPT-2's bytes_to_unicode): the UTF-8 text of the character standing for `byte`.
+// The byte-level alphabet (GPT-2's bytes_to_unicode): the UTF-8 text of the character standing for `byte`,
+// and back.
 const std::string& byte_level_symbol(unsigned char byte);
+std::optional<unsigned char> byte_level_byte(char32_t symbol);
+
+// A piece of text on its way through the pre-tokenizer. `at_text_start`: it begins where the input text
+// begins (HF: its offset in the original is 0), which Metaspace's prepend_scheme "first" asks.
+struct PreToken {
+  std::string text;
+  bool at_text_start;
+};
 
 class PreTokenizer {
  public:
+  using Step = std::function<void(PreToken, std::vector<PreToken>&)>;  // appends the pieces of one piece
+
   explicit PreTokenizer(const tokenizer_json::Node& node);
-  // Splits normalized text into words, already mapped to the model's alphabet.
-  std::vector<std::string> split(std::string_view text) const;
+  // Splits normalized text into words, already mapped to the model's alphabet (empty words dropped).
+  std::vector<std::string> split(std::string_view text, bool at_text_start) const;
 
  private:
-  struct Step {
-    enum class Kind { SplitIsolated, ByteLevel } kind;
-    std::shared_ptr<const SplitRegex> regex;
-  };
-  void add(const tokenizer_json::Node& node);
+  void add(const tokenizer_json::Node& stage);
   std::vector<Step> steps_;
 };
 
@@ -60,14 +78,33 @@ class Decoder {
   std::string decode(std::vector<std::string> tokens) const;
 
  private:
-  struct Step {
-    enum class Kind { ByteLevel, Replace, ByteFallback, Fuse, Strip } kind;
-    std::string text, replacement;  // Replace: text -> replacement; Strip: the character
-    std::int64_t start = 0, stop = 0;
-  };
-  void add(const tokenizer_json::Node& node);
+  using Step = std::function<std::vector<std::string>(std::vector<std::string>)>;  // HF's decode_chain
+  void add(const tokenizer_json::Node& stage);
   std::vector<Step> steps_;
   bool has_decoder_ = false;
 };
+
+namespace pipeline_detail {
+
+// Calls `add` for each element of a "Sequence" stage's `sequence_field`, or for the node itself.
+template <class AddStage>
+void for_each_stage(const tokenizer_json::Node& node, const char* sequence_field, AddStage add) {
+  if (node.value.is_null()) return;
+  if (node.type() != "Sequence") return add(node);
+  const auto list = node.at(sequence_field);
+  for (std::size_t i = 0; i < list.array().size(); ++i) add(list.at(i));
+}
+
+// A stage's single-character field (Metaspace's replacement, Strip's content), as UTF-8.
+std::string single_character(const tokenizer_json::Node& field);
+
+// Metaspace's prepend_scheme (pre-tokenizer and decoder), or the older add_prefix_space.
+enum class PrependScheme { Always, First, Never };
+PrependScheme metaspace_prepend_scheme(const tokenizer_json::Node& stage);
+
+// Unicode White_Space (Rust's char::is_whitespace, which HF's Strip, WhitespaceSplit and added tokens use).
+bool is_white_space(char32_t c);
+
+}  // namespace pipeline_detail
 
 }  // namespace kvbench

@@ -63,14 +63,16 @@ struct Tokenizer::Impl {
   }
 
   // Text between added tokens: normalize, match normalized added tokens, pre-tokenize, run BPE.
-  void encode_plain(std::string_view text, std::vector<std::int64_t>& ids) const {
-    const std::string normalized = normalizer.apply(text);
-    for (const auto& segment : added.split_normalized(normalized)) {
+  // `at_text_start`: `text` begins the input (Metaspace's prepend_scheme "first" needs to know).
+  void encode_plain(std::string_view text, bool at_text_start, std::vector<std::int64_t>& ids) const {
+    const NormalizedText normalized = normalizer.apply(text);
+    for (const auto& segment : added.split_normalized(normalized.text)) {
       if (segment.added_id) {
         ids.push_back(*segment.added_id);
         continue;
       }
-      for (const auto& word : pre_tokenizer.split(segment.text)) model.encode_word(word, ids);
+      const bool first = at_text_start && normalized.starts_at_origin && segment.text.data() == normalized.text.data();
+      for (const auto& word : pre_tokenizer.split(segment.text, first)) model.encode_word(word, ids);
     }
   }
 
@@ -151,7 +153,7 @@ std::vector<std::int64_t> Tokenizer::encode(std::string_view text, bool add_spec
     if (segment.added_id) {
       ids.push_back(*segment.added_id);
     } else {
-      impl_->encode_plain(segment.text, ids);
+      impl_->encode_plain(segment.text, segment.text.data() == text.data(), ids);
     }
   }
   if (add_special_tokens) impl_->post_processor.add_special_tokens(ids);

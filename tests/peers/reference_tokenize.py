@@ -81,16 +81,26 @@ def fixed_strings():
             "the " * 2000, "\n" * 500, " " * 1000 + "x"]
 
 
-def emit_encodings(tokenizer, count):
+def seeded_strings(count):
     rng = random.Random(20240611)
     texts = fixed_strings()
     while len(texts) < count:
         texts.append(random_string(rng))
-    encodings = tokenizer.encode_batch(texts, add_special_tokens=False)
-    ids = [e.ids for e in encodings]
+    return texts[:count]
+
+
+def encodings(tokenizer, count):
+    """{"text", "ids", "decoded"} for the seeded strings (also used by reference_tokenizer_forms.py)."""
+    texts = seeded_strings(count)
+    ids = [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
     decoded = tokenizer.decode_batch(ids, skip_special_tokens=False)
     for text, i, d in zip(texts, ids, decoded):
-        print(json.dumps({"text": text, "ids": i, "decoded": d}, ensure_ascii=False))
+        yield {"text": text, "ids": i, "decoded": d}
+
+
+def emit_encodings(tokenizer, count):
+    for record in encodings(tokenizer, count):
+        print(json.dumps(record, ensure_ascii=False))
 
 
 CONVERSATIONS = [

@@ -6,7 +6,7 @@
 #include "common/error.h"
 #include "common/json_file.h"
 #include "test_support.h"
-#include "tokenizer/nfc.h"
+#include "tokenizer/unicode.h"
 #include "tokenizer/tokenizer.h"
 
 using kvbench::Conversation;

@@ -71,16 +71,54 @@ TEST_CASE("unsupported pipeline stages name the field", "[tokenizer][errors]") {
   check_load_error(document, {"tokenizer.json", "\"model.type\"", "WordPiece"});
 
   document = valid_tokenizer();
-  document["normalizer"] = {{"type", "Sequence"}, {"normalizers", {{{"type", "NFC"}}, {{"type", "Lowercase"}}}}};
-  check_load_error(document, {"tokenizer.json", "\"normalizer.normalizers[1].type\"", "Lowercase"});
+  document["normalizer"] = {{"type", "Sequence"}, {"normalizers", {{{"type", "NFC"}}, {{"type", "BertNormalizer"}}}}};
+  check_load_error(document, {"tokenizer.json", "\"normalizer.normalizers[1].type\"", "BertNormalizer"});
 
   document = valid_tokenizer();
-  document["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "("}}}, {"behavior", "Isolated"}};
+  document["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "("}}}, {"behavior", "Isolated"}, {"invert", false}};
   check_load_error(document, {"\"pre_tokenizer.pattern\"", "invalid regex"});
 
   document = valid_tokenizer();
   document["decoder"] = {{"type", "WordPiece"}};
   check_load_error(document, {"\"decoder.type\"", "WordPiece"});
+}
+
+TEST_CASE("unknown forms of known stages name the field", "[tokenizer][errors]") {
+  const auto with = [](const char* stage, kvbench::json value) {
+    auto document = valid_tokenizer();
+    document[stage] = std::move(value);
+    return document;
+  };
+  check_load_error(with("pre_tokenizer", {{"type", "Sequence"},
+                                          {"pretokenizers", {{{"type", "Digits"}, {"individual_digits", true}},
+                                                             {{"type", "UnicodeScripts"}}}}}),
+                   {"tokenizer.json", "\"pre_tokenizer.pretokenizers[1].type\"", "unsupported type \"UnicodeScripts\""});
+  check_load_error(with("pre_tokenizer", {{"type", "Split"}, {"pattern", {{"String", " "}}}, {"behavior", "Merged"},
+                                          {"invert", false}}),
+                   {"\"pre_tokenizer.behavior\"", "unsupported behavior \"Merged\""});
+  check_load_error(with("pre_tokenizer", {{"type", "Split"}, {"pattern", {{"Glob", "*"}}}, {"behavior", "Removed"},
+                                          {"invert", false}}),
+                   {"\"pre_tokenizer.pattern\"", "{\"String\": ...} or {\"Regex\": ...}"});
+  check_load_error(with("pre_tokenizer", {{"type", "Split"}, {"pattern", {{"String", " "}}}, {"behavior", "Removed"}}),
+                   {"missing field \"pre_tokenizer.invert\""});
+  check_load_error(with("pre_tokenizer", {{"type", "Metaspace"}, {"replacement", "_"}, {"prepend_scheme", "sometimes"}}),
+                   {"\"pre_tokenizer.prepend_scheme\"", "sometimes"});
+  check_load_error(with("pre_tokenizer", {{"type", "Metaspace"}, {"replacement", "ab"}}),
+                   {"\"pre_tokenizer.replacement\"", "single character"});
+  check_load_error(with("pre_tokenizer", {{"type", "Metaspace"}, {"replacement", "_"}, {"add_prefix_space", false},
+                                          {"prepend_scheme", "always"}}),
+                   {"\"pre_tokenizer.add_prefix_space\"", "does not match"});
+  check_load_error(with("pre_tokenizer", {{"type", "Digits"}}), {"missing field \"pre_tokenizer.individual_digits\""});
+  check_load_error(with("normalizer", {{"type", "Replace"}, {"pattern", {{"Regex", "[a-"}}}, {"content", ""}}),
+                   {"\"normalizer.pattern\"", "invalid regex"});
+  check_load_error(with("normalizer", {{"type", "Strip"}, {"strip_left", "yes"}, {"strip_right", true}}),
+                   {"\"normalizer.strip_left\"", "true or false"});
+  check_load_error(with("normalizer", {{"type", "Precompiled"}, {"precompiled_charsmap", "AAAA"}}),
+                   {"\"normalizer.type\"", "Precompiled"});
+  check_load_error(with("decoder", {{"type", "Sequence"}, {"decoders", {{{"type", "ByteFallback"}}, {{"type", "CTC"}}}}}),
+                   {"\"decoder.decoders[1].type\"", "CTC"});
+  check_load_error(with("decoder", {{"type", "Strip"}, {"content", "ab"}, {"start", 1}, {"stop", 0}}),
+                   {"\"decoder.content\"", "single character"});
 }
 
 TEST_CASE("malformed model fields name the field", "[tokenizer][errors]") {

@@ -1,4 +1,4 @@
-#include "tokenizer/nfc.h"
+#include "tokenizer/unicode.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -19,7 +19,11 @@ struct CombiningClassRange {
   char32_t first, last;
   std::uint8_t combining_class;
 };
-#include "tokenizer/nfc_tables.inc"
+struct Expansion {
+  char32_t code_point;
+  std::uint16_t offset, length;  // into kExpansionChars
+};
+#include "tokenizer/unicode_tables.inc"
 
 // Hangul syllables decompose and compose arithmetically (Unicode §3.12).
 constexpr char32_t kSBase = 0xAC00, kLBase = 0x1100, kVBase = 0x1161, kTBase = 0x11A7;
@@ -41,7 +45,21 @@ const CanonicalDecomposition* find_decomposition(char32_t cp) {
   return it != end && it->code_point == cp ? it : nullptr;
 }
 
-void decompose(char32_t cp, std::vector<char32_t>& out) {
+// The table entry for `cp` in a table of Expansion sorted by code point, or null.
+template <std::size_t N>
+const Expansion* find_expansion(const Expansion (&table)[N], char32_t cp) {
+  const auto* it = std::lower_bound(std::begin(table), std::end(table), cp,
+                                    [](const Expansion& e, char32_t c) { return e.code_point < c; });
+  return it != std::end(table) && it->code_point == cp ? it : nullptr;
+}
+
+void append_expansion(const Expansion& e, std::vector<char32_t>& out) {
+  out.insert(out.end(), kExpansionChars + e.offset, kExpansionChars + e.offset + e.length);
+}
+
+// Full canonical decomposition (the table's pairs applied recursively: at most a few levels deep, fixed by
+// Unicode, not by the input), or with `compatibility` the full compatibility decomposition.
+void decompose(char32_t cp, bool compatibility, std::vector<char32_t>& out) {
   if (cp >= kSBase && cp < kSBase + kSCount) {
     const char32_t index = cp - kSBase;
     out.push_back(kLBase + index / kNCount);
@@ -49,13 +67,16 @@ void decompose(char32_t cp, std::vector<char32_t>& out) {
     if (index % kTCount != 0) out.push_back(kTBase + index % kTCount);
     return;
   }
+  if (compatibility) {
+    if (const auto* e = find_expansion(kCompatibilityExpansions, cp)) return append_expansion(*e, out);
+  }
   const auto* d = find_decomposition(cp);
   if (!d) {
     out.push_back(cp);
     return;
   }
-  decompose(d->first, out);
-  if (d->second != 0) decompose(d->second, out);
+  decompose(d->first, compatibility, out);
+  if (d->second != 0) decompose(d->second, compatibility, out);
 }
 
 std::uint64_t pair_key(char32_t first, char32_t second) { return (std::uint64_t{first} << 32) | second; }
@@ -120,22 +141,43 @@ bool is_ascii(std::string_view text) {
   return std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
 }
 
-}  // namespace
-
-std::string to_nfc(std::string_view text) {
+// Decomposition (canonical or compatibility), canonical ordering, and optionally canonical composition.
+std::string normalize(std::string_view text, bool compatibility, bool composed) {
   if (is_ascii(text)) return std::string(text);  // the common case: nothing can change
   std::vector<char32_t> chars;
   chars.reserve(text.size());
   for (std::size_t pos = 0; pos < text.size();) {
     const auto decoded = utf8::decode(text, pos);
-    decompose(decoded.code_point, chars);
+    decompose(decoded.code_point, compatibility, chars);
     pos += decoded.length;
   }
   reorder(chars);
-  compose(chars);
+  if (composed) compose(chars);
   std::string out;
   out.reserve(text.size());
   for (char32_t cp : chars) utf8::append(out, cp);
+  return out;
+}
+
+}  // namespace
+
+std::string to_nfc(std::string_view text) { return normalize(text, false, true); }
+std::string to_nfd(std::string_view text) { return normalize(text, false, false); }
+std::string to_nfkc(std::string_view text) { return normalize(text, true, true); }
+std::string to_nfkd(std::string_view text) { return normalize(text, true, false); }
+
+std::string to_lowercase(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t pos = 0; pos < text.size();) {
+    const auto decoded = utf8::decode(text, pos);
+    if (const auto* e = find_expansion(kLowercaseExpansions, decoded.code_point)) {
+      for (std::uint16_t i = 0; i < e->length; ++i) utf8::append(out, kExpansionChars[e->offset + i]);
+    } else {
+      out.append(text.substr(pos, decoded.length));
+    }
+    pos += decoded.length;
+  }
   return out;
 }
 

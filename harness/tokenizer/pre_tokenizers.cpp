@@ -1,0 +1,140 @@
+// tokenizer.json's pre_tokenizer stages (HF tokenizers' pre_tokenizers/*.rs). Each step maps every piece
+// to its sub-pieces; as HF's PreTokenizedString::split, empty pieces are dropped after every step.
+#include <memory>
+
+#include "tokenizer/pipeline.h"
+#include "tokenizer/text_pattern.h"
+
+namespace kvbench {
+
+using tokenizer_json::Node;
+using pipeline_detail::PrependScheme;
+
+namespace {
+
+// GPT-2's pattern, which ByteLevel with use_regex splits by (HF compiles it with Oniguruma).
+constexpr const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+// Rust's char::is_whitespace (Unicode White_Space).
+constexpr const char* kWhiteSpace = R"([\x{9}-\x{D}\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}])";
+// Whitespace's `\w+|[^\w\s]+`, in the Rust regex crate's Unicode classes: \w is Alphabetic, marks, decimal
+// digits, connector punctuation and Join_Control; \s is White_Space.
+constexpr const char* kWhitespaceWords =
+    R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}]+|[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}\x{9}-\x{D}\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}]+)";
+// Punctuation's is_punc: ASCII punctuation (which includes symbols such as $ + < = > ^ ` | ~) or Unicode P*.
+constexpr const char* kPunctuation = R"([\p{P}\x{21}-\x{2F}\x{3A}-\x{40}\x{5B}-\x{60}\x{7B}-\x{7E}])";
+
+// HF's NormalizedString::split: the pieces `behavior` keeps of the pattern's matches (flags flipped when
+// `invert`). Character-class patterns stand for HF's character predicates: one match per character.
+PreTokenizer::Step splitter(std::shared_ptr<const TextPattern> pattern, SplitBehavior behavior, bool invert = false) {
+  return [pattern, behavior, invert](PreToken piece, std::vector<PreToken>& out) {
+    auto spans = pattern->spans(piece.text);
+    if (invert)
+      for (auto& span : spans) span.is_match = !span.is_match;
+    for (const auto& span : apply_split_behavior(std::move(spans), behavior)) {
+      if (span.end == span.start) continue;
+      out.push_back({piece.text.substr(span.start, span.end - span.start), piece.at_text_start && span.start == 0});
+    }
+  };
+}
+
+std::shared_ptr<const TextPattern> compile(const Node& where, const std::string& pattern) {
+  return std::make_shared<const TextPattern>(pattern, where);
+}
+
+// ByteLevel: optionally a leading space, optionally GPT-2's split, then every byte to its alphabet character.
+PreTokenizer::Step byte_level(const Node& stage) {
+  const bool prefix_space = stage.has("add_prefix_space") && stage.at("add_prefix_space").boolean();
+  const bool use_regex = !stage.has("use_regex") || stage.at("use_regex").boolean();  // HF's default: true
+  const auto gpt2_split = use_regex ? splitter(compile(stage, kGpt2Pattern), SplitBehavior::Isolated) : PreTokenizer::Step();
+  return [prefix_space, gpt2_split](PreToken piece, std::vector<PreToken>& out) {
+    // HF prepends nothing to an empty piece (NormalizedString::prepend needs a first character)
+    if (prefix_space && !piece.text.empty() && piece.text[0] != ' ') piece.text.insert(0, " ");
+    const std::size_t first = out.size();
+    if (gpt2_split) {
+      gpt2_split(std::move(piece), out);
+    } else if (!piece.text.empty()) {
+      out.push_back(std::move(piece));
+    }
+    for (std::size_t i = first; i < out.size(); ++i) {
+      std::string mapped;
+      for (const unsigned char byte : out[i].text) mapped += byte_level_symbol(byte);
+      out[i].text = std::move(mapped);
+    }
+  };
+}
+
+// Metaspace: spaces become the replacement character, which is prepended (always, or only to the piece at
+// the start of the text) unless there; with `split`, each replacement character starts a new piece.
+PreTokenizer::Step metaspace(const Node& stage) {
+  const std::string replacement = pipeline_detail::single_character(stage.at("replacement"));
+  const PrependScheme scheme = pipeline_detail::metaspace_prepend_scheme(stage);
+  const bool split = !stage.has("split") || stage.at("split").boolean();
+  const auto split_step =
+      split ? splitter(compile(stage, TextPattern::escape(replacement)), SplitBehavior::MergedWithNext) : PreTokenizer::Step();
+  return [replacement, scheme, split_step](PreToken piece, std::vector<PreToken>& out) {
+    std::string replaced;  // only U+0020 becomes the replacement, not other white space
+    for (const char c : piece.text) {
+      if (c == ' ') {
+        replaced += replacement;
+      } else {
+        replaced += c;
+      }
+    }
+    piece.text = std::move(replaced);
+    const bool prepend = scheme == PrependScheme::Always || (scheme == PrependScheme::First && piece.at_text_start);
+    if (prepend && !piece.text.empty() && piece.text.compare(0, replacement.size(), replacement) != 0)
+      piece.text.insert(0, replacement);
+    if (split_step) {
+      split_step(std::move(piece), out);
+    } else if (!piece.text.empty()) {
+      out.push_back(std::move(piece));
+    }
+  };
+}
+
+}  // namespace
+
+PreTokenizer::PreTokenizer(const Node& node) {
+  pipeline_detail::for_each_stage(node, "pretokenizers", [this](const Node& stage) { add(stage); });
+}
+
+void PreTokenizer::add(const Node& stage) {
+  const std::string type = stage.type();
+  if (type == "ByteLevel") {
+    steps_.push_back(byte_level(stage));
+  } else if (type == "Split") {
+    auto pattern = TextPattern::from_json(stage.at("pattern"));  // fields read in order: errors are predictable
+    const auto behavior = split_behavior(stage.at("behavior"));
+    steps_.push_back(splitter(std::move(pattern), behavior, stage.at("invert").boolean()));
+  } else if (type == "Digits") {
+    const bool individual = stage.at("individual_digits").boolean();
+    steps_.push_back(splitter(compile(stage, R"(\p{N})"), individual ? SplitBehavior::Isolated : SplitBehavior::Contiguous));
+  } else if (type == "Metaspace") {
+    steps_.push_back(metaspace(stage));
+  } else if (type == "Punctuation") {
+    const auto behavior = stage.has("behavior") ? split_behavior(stage.at("behavior")) : SplitBehavior::Isolated;
+    steps_.push_back(splitter(compile(stage, kPunctuation), behavior));
+  } else if (type == "Whitespace") {
+    steps_.push_back(splitter(compile(stage, kWhitespaceWords), SplitBehavior::Removed, /*invert=*/true));
+  } else if (type == "WhitespaceSplit") {
+    steps_.push_back(splitter(compile(stage, kWhiteSpace), SplitBehavior::Removed));
+  } else {
+    stage.unsupported_type();
+  }
+}
+
+std::vector<std::string> PreTokenizer::split(std::string_view text, bool at_text_start) const {
+  std::vector<PreToken> pieces;
+  if (!text.empty()) pieces.push_back({std::string(text), at_text_start});
+  for (const auto& step : steps_) {
+    std::vector<PreToken> next;
+    for (auto& piece : pieces) step(std::move(piece), next);
+    pieces = std::move(next);
+  }
+  std::vector<std::string> words;
+  words.reserve(pieces.size());
+  for (auto& piece : pieces) words.push_back(std::move(piece.text));
+  return words;
+}
+
+}  // namespace kvbench
