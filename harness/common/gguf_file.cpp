@@ -17,6 +17,7 @@ namespace {
 
 constexpr std::uint32_t kMagic = 0x46554747;  // "GGUF" little-endian
 constexpr std::uint64_t kMaxCount = 1u << 28;  // no real file has more keys, tensors or array items
+constexpr std::uint64_t kMaxElements = 1ull << 44;  // per tensor; no file holds a larger one
 
 struct BlockLayout {
   std::int64_t elements;  // per block
@@ -151,6 +152,7 @@ GgufFile::GgufFile(const std::filesystem::path& path) : path_(path) {
     for (std::uint64_t i = 0; i < kv_count; ++i) {
       const std::string key = in.string("a metadata key");
       const auto type = in.scalar<std::uint32_t>("a metadata type");
+      if (metadata_.contains(key)) fail_at(key, "listed twice");
       metadata_[key] = read_value(in, type, key, file, false);
     }
     std::vector<std::pair<GgufTensor, std::uint64_t>> directory;
@@ -158,9 +160,12 @@ GgufFile::GgufFile(const std::filesystem::path& path) : path_(path) {
       GgufTensor t{in.string("a tensor name"), GgmlType::F32, {}, nullptr, 0};
       const auto n_dims = in.scalar<std::uint32_t>("a tensor's rank");
       if (n_dims == 0 || n_dims > 4) fail("{}: tensor \"{}\": rank {} (ggml allows 1 to 4)", file, t.name, n_dims);
+      std::uint64_t elements = 1;
       for (std::uint32_t d = 0; d < n_dims; ++d) {
         const auto dim = in.scalar<std::uint64_t>("a tensor dimension");
-        if (dim == 0 || dim > (1ull << 40)) fail("{}: tensor \"{}\": dimension {} out of range", file, t.name, dim);
+        if (dim == 0 || dim > kMaxElements / elements)  // also keeps elements() and the byte count from overflowing
+          fail("{}: tensor \"{}\": dimension {} out of range", file, t.name, dim);
+        elements *= dim;
         t.dims.push_back(static_cast<std::int64_t>(dim));
       }
       t.type = static_cast<GgmlType>(in.scalar<std::uint32_t>("a tensor type"));
@@ -176,7 +181,7 @@ GgufFile::GgufFile(const std::filesystem::path& path) : path_(path) {
                ggml_type_name(t.type), layout->elements);
         t.bytes = static_cast<std::size_t>(t.elements() / layout->elements) * layout->bytes;
       }
-      if (offset % alignment || data_start + offset > size_ || t.bytes > size_ - data_start - offset)
+      if (offset % alignment || data_start > size_ || offset > size_ - data_start || t.bytes > size_ - data_start - offset)
         fail("{}: tensor \"{}\": data at offset {} (+{} bytes) lies outside the file", file, t.name, offset, t.bytes);
       t.data = mapped_ + data_start + offset;
       const std::string name = t.name;

@@ -1,7 +1,9 @@
 #include "model/config.h"
 
 #include "common/error.h"
+#include "common/gguf_file.h"
 #include "common/json_file.h"
+#include "model/gguf_weights.h"
 
 namespace kvbench {
 
@@ -57,7 +59,9 @@ std::optional<Llama3RopeScaling> parse_rope_scaling(const json& j, const std::fi
   return r;
 }
 
-void validate(const ModelConfig& c, const std::filesystem::path& file) {
+}  // namespace
+
+void validate_model_config(const ModelConfig& c, const std::filesystem::path& file) {
   auto positive = [&](int64_t v, const char* name) {
     if (v <= 0) fail("{}: field \"{}\" must be positive (got {})", file.string(), name, v);
   };
@@ -74,10 +78,9 @@ void validate(const ModelConfig& c, const std::filesystem::path& file) {
   if (c.head_dim % 2 != 0) fail("{}: head_dim ({}) must be even for RoPE", file.string(), c.head_dim);
 }
 
-}  // namespace
-
-ModelConfig load_model_config(const std::filesystem::path& model_dir) {
-  const auto file = model_dir / "config.json";
+ModelConfig load_model_config(const std::filesystem::path& model) {
+  if (const auto gguf = gguf_model_file(model); !gguf.empty()) return gguf_model_config(GgufFile(gguf));
+  const auto file = model / "config.json";
   if (!std::filesystem::exists(file)) fail("{}: missing (not a HF model directory?)", file.string());
   const json j = read_json_file(file);
   ModelConfig c;
@@ -114,7 +117,7 @@ ModelConfig load_model_config(const std::filesystem::path& model_dir) {
       c.qk_norm = true;
       break;
   }
-  validate(c, file);
+  validate_model_config(c, file);
   return c;
 }
 

@@ -1,5 +1,5 @@
-// config.json → ModelConfig for the decoder families kvbench runs: llama (incl. llama3 rope scaling),
-// qwen2 (q/k/v biases) and qwen3 (per-head q/k RMSNorm, explicit head_dim).
+// config.json (or GGUF metadata) → ModelConfig for the decoder families kvbench runs: llama (incl. llama3
+// rope scaling), qwen2 (q/k/v biases) and qwen3 (per-head q/k RMSNorm, explicit head_dim).
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -46,8 +46,13 @@ struct ModelConfig {
 
 inline CacheShape cache_shape(const ModelConfig& c) { return {c.num_layers, c.num_kv_heads, c.head_dim, c.hidden_size}; }
 
-// Reads DIR/config.json; throws kvbench::Error naming the file and field on anything missing or unsupported.
-ModelConfig load_model_config(const std::filesystem::path& model_dir);
+// Reads MODEL/config.json, or the metadata of MODEL's GGUF file (a .gguf, or a directory holding one and no
+// config.json: model/gguf_weights.h); throws kvbench::Error naming the file and field on anything missing or
+// unsupported.
+ModelConfig load_model_config(const std::filesystem::path& model);
+
+// The checks every config passes (positive sizes, heads a multiple of KV heads, even head_dim); errors name `file`.
+void validate_model_config(const ModelConfig& config, const std::filesystem::path& file);
 
 std::string to_string(ModelFamily family);
 

@@ -178,9 +178,9 @@ void group_logits(const Model& model, const PackedGroups& packed, const at::Tens
 
 }  // namespace
 
-Model Model::load(const std::filesystem::path& dir, at::Device device, at::ScalarType dtype) {
-  ModelConfig config = load_model_config(dir);
-  ModelWeights weights = load_weights(dir, config, device, dtype);
+Model Model::load(const std::filesystem::path& model, at::Device device, at::ScalarType dtype) {
+  ModelConfig config = load_model_config(model);
+  ModelWeights weights = load_weights(model, config, device, dtype);
   return from_weights(std::move(config), std::move(weights));
 }
 

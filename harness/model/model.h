@@ -70,8 +70,9 @@ struct StepInput {
 
 class Model {
  public:
-  // Loads DIR (config.json + safetensors); weights are converted to `dtype` on `device`.
-  static Model load(const std::filesystem::path& dir, at::Device device = at::kCPU,
+  // Loads a HF directory (config.json + safetensors) or a GGUF model (a .gguf file, or a directory holding
+  // one and no config.json; quantized weights dequantized); weights are converted to `dtype` on `device`.
+  static Model load(const std::filesystem::path& model, at::Device device = at::kCPU,
                     at::ScalarType dtype = at::kFloat);
   // A model from weights already in memory (random-weight benchmarks, training).
   static Model from_weights(ModelConfig config, ModelWeights weights);

@@ -4,7 +4,7 @@
 
 #include "common/error.h"
 #include "model/huge_pages.h"
-#include "model/safetensors.h"
+#include "model/tensor_source.h"
 
 namespace kvbench {
 
@@ -12,17 +12,17 @@ namespace {
 
 class WeightLoader {
  public:
-  WeightLoader(const std::filesystem::path& dir, at::Device device, at::ScalarType dtype)
-      : checkpoint_(dir), device_(device), dtype_(dtype) {}
+  WeightLoader(const std::filesystem::path& model, const ModelConfig& config, at::Device device, at::ScalarType dtype)
+      : source_(open_tensor_source(model, config)), device_(device), dtype_(dtype) {}
 
-  bool has(const std::string& name) const { return checkpoint_.contains(name); }
+  bool has(const std::string& name) const { return source_->contains(name); }
 
   at::Tensor load(const std::string& name, std::vector<int64_t> expected) {
-    const TensorInfo& info = checkpoint_.info(name);  // throws "missing tensor" naming the files
-    if (info.shape != expected)
-      fail("{}: tensor \"{}\" has shape [{}], expected [{}] from config.json", checkpoint_.file_of(name).path().string(),
-           name, fmt::join(info.shape, ", "), fmt::join(expected, ", "));
-    return arena_.copy_of(checkpoint_.view(name), device_, dtype_);
+    const std::vector<int64_t> shape = source_->shape(name);  // throws "missing tensor" naming the file
+    if (shape != expected)
+      fail("{} has shape [{}], expected [{}] from {}", source_->where(name), fmt::join(shape, ", "),
+           fmt::join(expected, ", "), source_->config_origin());
+    return arena_.copy_of(source_->read(name), device_, dtype_);
   }
 
   at::Tensor load_if(bool present, const std::string& name, std::vector<int64_t> expected) {
@@ -30,8 +30,8 @@ class WeightLoader {
   }
 
  private:
-  Checkpoint checkpoint_;
-  HugePageArena arena_;  // every tensor is a copy: the checkpoint's mapping closes after loading
+  std::unique_ptr<TensorSource> source_;
+  HugePageArena arena_;  // every tensor is a copy: the source's mapping closes after loading
   at::Device device_;
   at::ScalarType dtype_;
 };
@@ -90,9 +90,9 @@ std::vector<NamedTensor> named_weights(const ModelConfig& config, const ModelWei
   return out;
 }
 
-ModelWeights load_weights(const std::filesystem::path& dir, const ModelConfig& c, at::Device device,
+ModelWeights load_weights(const std::filesystem::path& model, const ModelConfig& c, at::Device device,
                           at::ScalarType dtype) {
-  WeightLoader w(dir, device, dtype);
+  WeightLoader w(model, c, device, dtype);
   const std::vector<int64_t> table_shape = {c.vocab_size, c.hidden_size};
   const bool has_embed = w.has("model.embed_tokens.weight"), has_head = w.has("lm_head.weight");
   ModelWeights m;

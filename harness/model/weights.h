@@ -8,8 +8,9 @@
 
 namespace kvbench {
 
-// Loads and shape-checks every tensor the config implies; errors name the file and tensor.
-ModelWeights load_weights(const std::filesystem::path& dir, const ModelConfig& config, at::Device device,
+// Loads and shape-checks every tensor the config implies, from the model's safetensors or GGUF file
+// (model/tensor_source.h); errors name the file and tensor.
+ModelWeights load_weights(const std::filesystem::path& model, const ModelConfig& config, at::Device device,
                           at::ScalarType dtype);
 
 using NamedTensor = std::pair<std::string, at::Tensor>;
