@@ -86,13 +86,14 @@ class Decoder {
 
 namespace pipeline_detail {
 
-// Calls `add` for each element of a "Sequence" stage's `sequence_field`, or for the node itself.
+// Calls `add` for each stage of a "Sequence" stage's `sequence_field` (sequences nest, as in HF), or for the
+// node itself. (The recursion follows tokenizer.json's nesting, never the text tokenized.)
 template <class AddStage>
-void for_each_stage(const tokenizer_json::Node& node, const char* sequence_field, AddStage add) {
+void for_each_stage(const tokenizer_json::Node& node, const char* sequence_field, const AddStage& add) {
   if (node.value.is_null()) return;
   if (node.type() != "Sequence") return add(node);
   const auto list = node.at(sequence_field);
-  for (std::size_t i = 0; i < list.array().size(); ++i) add(list.at(i));
+  for (std::size_t i = 0; i < list.array().size(); ++i) for_each_stage(list.at(i), sequence_field, add);
 }
 
 // A stage's single-character field (Metaspace's replacement, Strip's content), as UTF-8.

@@ -15,11 +15,11 @@ namespace {
 // GPT-2's pattern, which ByteLevel with use_regex splits by (HF compiles it with Oniguruma).
 constexpr const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 // Rust's char::is_whitespace (Unicode White_Space).
-constexpr const char* kWhiteSpace = R"([\x{9}-\x{D}\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}])";
+constexpr const char* kWhiteSpace = R"(\p{White_Space})";
 // Whitespace's `\w+|[^\w\s]+`, in the Rust regex crate's Unicode classes: \w is Alphabetic, marks, decimal
 // digits, connector punctuation and Join_Control; \s is White_Space.
 constexpr const char* kWhitespaceWords =
-    R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}]+|[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}\x{9}-\x{D}\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}]+)";
+    R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]+|[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}\p{White_Space}]+)";
 // Punctuation's is_punc: ASCII punctuation (which includes symbols such as $ + < = > ^ ` | ~) or Unicode P*.
 constexpr const char* kPunctuation = R"([\p{P}\x{21}-\x{2F}\x{3A}-\x{40}\x{5B}-\x{60}\x{7B}-\x{7E}])";
 
