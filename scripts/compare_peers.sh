@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Prints how kvbench agrees with the tools researchers trust, run live in the peers' environment
 # (.venv from scripts/setup.sh, or KVBENCH_PYTHON): the math graders against math-verify, the tokenizers
-# against HF tokenizers, the chat templates against transformers' apply_chat_template, and the model's
+# against HF tokenizers (Qwen3, Llama 3, SmolLM2, and the tokenizer.json forms tokenizers writes itself), the chat templates against transformers' apply_chat_template, and the model's
 # forward, greedy generation and compacted caches against transformers (kvbench_core_tests). The Qwen3 and
 # Llama 3 tokenizers and the dataset golds come from ../shared (KVBENCH_SHARED); without it the graders
-# compare on their built-in golds and the tokenizer rows are skipped.
+# compare on their built-in golds and the Qwen3 and Llama 3 tokenizer rows are skipped.
 #
 #   scripts/compare_peers.sh [BUILD_DIR]     (default: build; needs kvbench_text_tests built there)
 #
 # Each row comes from the test that checks it (tests/text/test_grader_reference.cpp,
-# tests/text/test_tokenizer_reference.cpp, tests/core/test_hf_reference.cpp,
+# tests/text/test_tokenizer_reference.cpp, tests/text/test_tokenizer_forms.cpp, tests/core/test_hf_reference.cpp,
 # tests/core/test_kvpress_reference.cpp); the exit status is non-zero when any of them fails.
 set -uo pipefail
 source_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -41,7 +41,7 @@ std::map<std::string, std::pair<Symbols, long>> count_words(const std::vector<st
   const PreTokenizer pre_tokenizer(tokenizer_json::Node{node, where, "pre_tokenizer"});
   std::map<std::string, std::pair<Symbols, long>> words;
   for (const auto& text : corpus)
-    for (const auto& word : pre_tokenizer.split(text, /*at_text_start=*/true)) {
+    for (const auto& word : pre_tokenizer.split(text, /*origin_bytes=*/0)) {
       auto [it, fresh] = words.try_emplace(word, Symbols{}, 0);
       if (fresh) it->second.first = characters(word);
       ++it->second.second;

@@ -1,4 +1,5 @@
 // tokenizer.json's normalizer stages (HF tokenizers' normalizers/*.rs): each maps the whole text.
+#include <algorithm>
 #include <memory>
 
 #include "tokenizer/pipeline.h"
@@ -43,9 +44,15 @@ Normalizer::Normalizer(const Node& node) {
 
 void Normalizer::add(const Node& stage) {
   const std::string type = stage.type();
-  // Mappings of whole characters keep the first character where it was.
+  // Character mappings: the origin is what the first character maps to (up to the end of the character
+  // it ends in, should a composition with what follows have made that longer).
   const auto mapping = [this](std::string (*map)(std::string_view)) {
-    steps_.emplace_back([map](NormalizedText& t) { t.text = map(t.text); });
+    steps_.emplace_back([map](NormalizedText& t) {
+      std::size_t origin = map(std::string_view(t.text).substr(0, t.origin_bytes)).size();
+      t.text = map(t.text);
+      while (origin < t.text.size() && (static_cast<unsigned char>(t.text[origin]) & 0xC0) == 0x80) ++origin;
+      t.origin_bytes = std::min(origin, t.text.size());
+    });
   };
   if (type == "NFC") {
     mapping(unicode::to_nfc);
@@ -59,26 +66,30 @@ void Normalizer::add(const Node& stage) {
     mapping(unicode::to_lowercase);
   } else if (type == "Prepend") {
     steps_.emplace_back([prefix = stage.at("prepend").string()](NormalizedText& t) {
-      if (!t.text.empty()) t.text.insert(0, prefix);  // HF leaves an empty string empty
+      if (t.text.empty()) return;  // HF leaves an empty string empty
+      t.text.insert(0, prefix);      // aligned with the first character, wherever that stood
+      if (t.origin_bytes > 0) t.origin_bytes += prefix.size();
     });
   } else if (type == "Replace") {
     steps_.emplace_back([pattern = TextPattern::from_json(stage.at("pattern")),
                          content = stage.at("content").string()](NormalizedText& t) {
       const auto spans = pattern->spans(t.text);
-      // Replacement text stands where its match stood; nothing does when a leading match is deleted.
-      if (content.empty() && !spans.empty() && spans.front().is_match && spans.front().end > 0)
-        t.starts_at_origin = false;
+      // Replacement text stands where its match started: the origin keeps what replaced or survived of it.
+      std::size_t origin = 0;
+      for (const auto& span : spans) {
+        if (span.start >= t.origin_bytes) break;
+        origin += span.is_match ? content.size() : std::min(span.end, t.origin_bytes) - span.start;
+      }
       t.text = TextPattern::replace(t.text, spans, content);
+      t.origin_bytes = origin;
     });
   } else if (type == "Strip") {
     const bool left = stage.at("strip_left").boolean(), right = stage.at("strip_right").boolean();
     steps_.emplace_back([left, right](NormalizedText& t) {
       if (right) t.text.resize(t.text.size() - trailing_space_bytes(t.text));
       const std::size_t leading = left ? leading_space_bytes(t.text) : 0;
-      if (leading > 0) {
-        t.text.erase(0, leading);
-        t.starts_at_origin = false;
-      }
+      t.origin_bytes = origin_within(t.origin_bytes, leading, t.text.size() - leading);
+      t.text.erase(0, leading);
     });
   } else {
     stage.unsupported_type();
@@ -86,7 +97,7 @@ void Normalizer::add(const Node& stage) {
 }
 
 NormalizedText Normalizer::apply(std::string_view text) const {
-  NormalizedText out{std::string(text)};
+  NormalizedText out{std::string(text), text.empty() ? 0 : utf8::decode(text, 0).length};
   for (const auto& step : steps_) step(out);
   return out;
 }

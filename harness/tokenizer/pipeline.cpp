@@ -1,6 +1,7 @@
 // What the pipeline stages share (the byte-level alphabet, field readers), and the post-processor.
 #include "tokenizer/pipeline.h"
 
+#include <algorithm>
 #include <array>
 #include <unordered_map>
 
@@ -43,6 +44,10 @@ std::optional<unsigned char> byte_level_byte(char32_t symbol) {
   const auto it = table.find(symbol);
   if (it == table.end()) return std::nullopt;
   return it->second;
+}
+
+std::size_t origin_within(std::size_t origin_bytes, std::size_t piece_start, std::size_t piece_length) {
+  return origin_bytes > piece_start ? std::min(origin_bytes - piece_start, piece_length) : 0;
 }
 
 namespace pipeline_detail {

@@ -20,12 +20,16 @@
 
 namespace kvbench {
 
-// Normalized text, and whether its first character still stands for the input's first one (HF: is aligned
-// to original offset 0; false once a normalizer deleted leading characters), which Metaspace's
-// prepend_scheme "first" asks.
+// Metaspace's prepend_scheme "first" prepends to a piece whose original offset is 0 in HF: one whose first
+// character HF aligns with the input's first character. Those characters are the leading `origin_bytes` of
+// a text: what the input's first character became, and what was prepended to it (0 once it was deleted).
+// (Counted from the first character's own mapping; a piece cannot start inside a character, so a
+// composition that extends it changes nothing.)
+std::size_t origin_within(std::size_t origin_bytes, std::size_t piece_start, std::size_t piece_length);
+
 struct NormalizedText {
   std::string text;
-  bool starts_at_origin = true;
+  std::size_t origin_bytes;
 };
 
 class Normalizer {
@@ -43,11 +47,10 @@ class Normalizer {
 const std::string& byte_level_symbol(unsigned char byte);
 std::optional<unsigned char> byte_level_byte(char32_t symbol);
 
-// A piece of text on its way through the pre-tokenizer. `at_text_start`: it begins where the input text
-// begins (HF: its offset in the original is 0), which Metaspace's prepend_scheme "first" asks.
+// A piece of text on its way through the pre-tokenizer, with its origin bytes (see NormalizedText).
 struct PreToken {
   std::string text;
-  bool at_text_start;
+  std::size_t origin_bytes;
 };
 
 class PreTokenizer {
@@ -56,7 +59,7 @@ class PreTokenizer {
 
   explicit PreTokenizer(const tokenizer_json::Node& node);
   // Splits normalized text into words, already mapped to the model's alphabet (empty words dropped).
-  std::vector<std::string> split(std::string_view text, bool at_text_start) const;
+  std::vector<std::string> split(std::string_view text, std::size_t origin_bytes) const;
 
  private:
   void add(const tokenizer_json::Node& stage);
@@ -86,13 +89,14 @@ class Decoder {
 
 namespace pipeline_detail {
 
-// Calls `add` for each element of a "Sequence" stage's `sequence_field`, or for the node itself.
+// Calls `add` for each stage of a "Sequence" stage's `sequence_field` (sequences nest, as in HF), or for the
+// node itself. (The recursion follows tokenizer.json's nesting, never the text tokenized.)
 template <class AddStage>
-void for_each_stage(const tokenizer_json::Node& node, const char* sequence_field, AddStage add) {
+void for_each_stage(const tokenizer_json::Node& node, const char* sequence_field, const AddStage& add) {
   if (node.value.is_null()) return;
   if (node.type() != "Sequence") return add(node);
   const auto list = node.at(sequence_field);
-  for (std::size_t i = 0; i < list.array().size(); ++i) add(list.at(i));
+  for (std::size_t i = 0; i < list.array().size(); ++i) for_each_stage(list.at(i), sequence_field, add);
 }
 
 // A stage's single-character field (Metaspace's replacement, Strip's content), as UTF-8.

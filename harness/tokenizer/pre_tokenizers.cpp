@@ -15,11 +15,11 @@ namespace {
 // GPT-2's pattern, which ByteLevel with use_regex splits by (HF compiles it with Oniguruma).
 constexpr const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 // Rust's char::is_whitespace (Unicode White_Space).
-constexpr const char* kWhiteSpace = R"([\x{9}-\x{D}\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}])";
+constexpr const char* kWhiteSpace = R"(\p{White_Space})";
 // Whitespace's `\w+|[^\w\s]+`, in the Rust regex crate's Unicode classes: \w is Alphabetic, marks, decimal
 // digits, connector punctuation and Join_Control; \s is White_Space.
 constexpr const char* kWhitespaceWords =
-    R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}]+|[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}\x{9}-\x{D}\x{20}\x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}]+)";
+    R"([\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}]+|[^\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\p{Join_Control}\p{White_Space}]+)";
 // Punctuation's is_punc: ASCII punctuation (which includes symbols such as $ + < = > ^ ` | ~) or Unicode P*.
 constexpr const char* kPunctuation = R"([\p{P}\x{21}-\x{2F}\x{3A}-\x{40}\x{5B}-\x{60}\x{7B}-\x{7E}])";
 
@@ -32,7 +32,8 @@ PreTokenizer::Step splitter(std::shared_ptr<const TextPattern> pattern, SplitBeh
       for (auto& span : spans) span.is_match = !span.is_match;
     for (const auto& span : apply_split_behavior(std::move(spans), behavior)) {
       if (span.end == span.start) continue;
-      out.push_back({piece.text.substr(span.start, span.end - span.start), piece.at_text_start && span.start == 0});
+      const std::size_t length = span.end - span.start;
+      out.push_back({piece.text.substr(span.start, length), origin_within(piece.origin_bytes, span.start, length)});
     }
   };
 }
@@ -48,7 +49,10 @@ PreTokenizer::Step byte_level(const Node& stage) {
   const auto gpt2_split = use_regex ? splitter(compile(stage, kGpt2Pattern), SplitBehavior::Isolated) : PreTokenizer::Step();
   return [prefix_space, gpt2_split](PreToken piece, std::vector<PreToken>& out) {
     // HF prepends nothing to an empty piece (NormalizedString::prepend needs a first character)
-    if (prefix_space && !piece.text.empty() && piece.text[0] != ' ') piece.text.insert(0, " ");
+    if (prefix_space && !piece.text.empty() && piece.text[0] != ' ') {
+      piece.text.insert(0, " ");
+      if (piece.origin_bytes > 0) ++piece.origin_bytes;
+    }
     const std::size_t first = out.size();
     if (gpt2_split) {
       gpt2_split(std::move(piece), out);
@@ -57,8 +61,12 @@ PreTokenizer::Step byte_level(const Node& stage) {
     }
     for (std::size_t i = first; i < out.size(); ++i) {
       std::string mapped;
-      for (const unsigned char byte : out[i].text) mapped += byte_level_symbol(byte);
-      out[i].text = std::move(mapped);
+      std::size_t origin = 0;
+      for (std::size_t k = 0; k < out[i].text.size(); ++k) {
+        mapped += byte_level_symbol(static_cast<unsigned char>(out[i].text[k]));
+        if (k + 1 == out[i].origin_bytes) origin = mapped.size();
+      }
+      out[i] = {std::move(mapped), origin};
     }
   };
 }
@@ -73,17 +81,21 @@ PreTokenizer::Step metaspace(const Node& stage) {
       split ? splitter(compile(stage, TextPattern::escape(replacement)), SplitBehavior::MergedWithNext) : PreTokenizer::Step();
   return [replacement, scheme, split_step](PreToken piece, std::vector<PreToken>& out) {
     std::string replaced;  // only U+0020 becomes the replacement, not other white space
-    for (const char c : piece.text) {
-      if (c == ' ') {
+    std::size_t origin = 0;
+    for (std::size_t k = 0; k < piece.text.size(); ++k) {
+      if (piece.text[k] == ' ') {
         replaced += replacement;
       } else {
-        replaced += c;
+        replaced += piece.text[k];
       }
+      if (k + 1 == piece.origin_bytes) origin = replaced.size();
     }
-    piece.text = std::move(replaced);
-    const bool prepend = scheme == PrependScheme::Always || (scheme == PrependScheme::First && piece.at_text_start);
-    if (prepend && !piece.text.empty() && piece.text.compare(0, replacement.size(), replacement) != 0)
-      piece.text.insert(0, replacement);
+    piece = {std::move(replaced), origin};
+    const bool prepend = scheme == PrependScheme::Always || (scheme == PrependScheme::First && piece.origin_bytes > 0);
+    if (prepend && !piece.text.empty() && piece.text.compare(0, replacement.size(), replacement) != 0) {
+      piece.text.insert(0, replacement);  // aligned with the piece's first character
+      if (piece.origin_bytes > 0) piece.origin_bytes += replacement.size();
+    }
     if (split_step) {
       split_step(std::move(piece), out);
     } else if (!piece.text.empty()) {
@@ -123,9 +135,9 @@ void PreTokenizer::add(const Node& stage) {
   }
 }
 
-std::vector<std::string> PreTokenizer::split(std::string_view text, bool at_text_start) const {
+std::vector<std::string> PreTokenizer::split(std::string_view text, std::size_t origin_bytes) const {
   std::vector<PreToken> pieces;
-  if (!text.empty()) pieces.push_back({std::string(text), at_text_start});
+  if (!text.empty()) pieces.push_back({std::string(text), origin_bytes});
   for (const auto& step : steps_) {
     std::vector<PreToken> next;
     for (auto& piece : pieces) step(std::move(piece), next);

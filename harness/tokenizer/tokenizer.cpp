@@ -66,13 +66,15 @@ struct Tokenizer::Impl {
   // `at_text_start`: `text` begins the input (Metaspace's prepend_scheme "first" needs to know).
   void encode_plain(std::string_view text, bool at_text_start, std::vector<std::int64_t>& ids) const {
     const NormalizedText normalized = normalizer.apply(text);
+    const std::size_t origin = at_text_start ? normalized.origin_bytes : 0;
     for (const auto& segment : added.split_normalized(normalized.text)) {
       if (segment.added_id) {
         ids.push_back(*segment.added_id);
         continue;
       }
-      const bool first = at_text_start && normalized.starts_at_origin && segment.text.data() == normalized.text.data();
-      for (const auto& word : pre_tokenizer.split(segment.text, first)) model.encode_word(word, ids);
+      const std::size_t start = segment.text.data() - normalized.text.data();
+      for (const auto& word : pre_tokenizer.split(segment.text, origin_within(origin, start, segment.text.size())))
+        model.encode_word(word, ids);
     }
   }
 

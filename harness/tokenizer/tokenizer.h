@@ -1,6 +1,9 @@
-// Tokenizer built from a HuggingFace tokenizer.json (byte-level BPE as in Qwen2/2.5/3 and Llama 3;
-// sentencepiece-style BPE with byte fallback as in Llama 2 / llama2.c), plus the special ids of
-// tokenizer_config.json / generation_config.json and the chat templates kvbench knows how to render.
+// Tokenizer built from a HuggingFace tokenizer.json: a BPE model (byte-level as in Qwen2/2.5/3, Llama 3,
+// GPT-2, SmolLM, StarCoder, OLMo, Pythia; sentencepiece-style with byte fallback as in Llama 2 / llama2.c
+// and Metaspace tokenizers) inside the normalizer, pre-tokenizer, post-processor and decoder forms that
+// pipeline.h lists, matching HF tokenizers byte for byte (tests/text/test_tokenizer_forms.cpp); plus the
+// special ids of tokenizer_config.json / generation_config.json and the chat templates kvbench knows how to
+// render.
 #pragma once
 #include <cstdint>
 #include <filesystem>

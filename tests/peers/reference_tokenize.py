@@ -89,9 +89,10 @@ def seeded_strings(count):
     return texts[:count]
 
 
-def encodings(tokenizer, count):
-    """{"text", "ids", "decoded"} for the seeded strings (also used by reference_tokenizer_forms.py)."""
-    texts = seeded_strings(count)
+def encodings(tokenizer, count, extra_strings=()):
+    """{"text", "ids", "decoded"} for `extra_strings` then seeded strings, `count` in all (also used by
+    reference_tokenizer_forms.py)."""
+    texts = list(extra_strings) + seeded_strings(count - len(extra_strings))
     ids = [e.ids for e in tokenizer.encode_batch(texts, add_special_tokens=False)]
     decoded = tokenizer.decode_batch(ids, skip_special_tokens=False)
     for text, i, d in zip(texts, ids, decoded):

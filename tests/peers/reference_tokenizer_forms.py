@@ -26,6 +26,17 @@ from reference_tokenize import FRAGMENTS, encodings, random_string  # noqa: E402
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
+# Strings every form meets before the seeded ones: what the normalizers and pre-tokenizers treat specially
+# (case mappings that change length or need context, compatibility characters with long decompositions,
+# \w's marks and joiners, leading deletions), and hostile model outputs: one token repeated thousands of times.
+EDGE_STRINGS = [
+    "½ cup", "ﬁx", "ΣΑΣ ΟΔΟΣ", "İstanbul", "ẞ straße", "ǅemal ǈ", "ﬀ ﬃ ﬆ", "㍿ ㌀", "① Ⅻ ⅷ x² ₃", "ﷺ ﷻ", "ｶﾀｶﾅ ﾞ", "ⅨⅩ",
+    "a\u200db a\u200cb", "under_score x\u203fy", "e\u0301e\u0301 \u0345", "-17 - x", "  - spaced", "--x--",
+    "   ", "\u3000x\u3000", "x\u2028y\u2029z\u0085", "\t\n ab", "<|im_start|> x <|im_end|>", " KV-cache kv-cache",
+    "1" * 20000, " " * 20000, "\n" * 5000 + "x", "a" * 20000, "'s" * 5000, "e\u0301" * 3000, "\u0301" * 5000,
+    "..." * 3000, "\u2581" * 5000, "9 " * 5000, "ab," * 4000, "你好" * 5000, "😀" * 5000, "\u00A0" * 5000,
+]
+
 # Model kinds: "bytes" = byte-level BPE (the byte alphabet, ByteLevel decoder unless a form says otherwise);
 # "fallback" = BPE over characters with byte fallback (<0xNN> tokens), as Llama 2 / Mistral / Gemma ship.
 BYTES, FALLBACK = "bytes", "fallback"
@@ -118,6 +129,23 @@ FORMS = {
     "decoder-replace-regex-strip-end": (FALLBACK, None, pre_tokenizers.Metaspace(),
                                         decoders.Sequence([decoders.ByteFallback(), decoders.Strip("\u2581", 0, 1),
                                                            decoders.Replace(Regex("\u2581+"), " ")])),
+    # every kind of stage at once, sequences nested
+    "kitchen-sink": (
+        BYTES,
+        normalizers.Sequence([normalizers.NFKC(), normalizers.NFD(), normalizers.Lowercase(),
+                              normalizers.Sequence([normalizers.Strip(left=True, right=False),
+                                                    normalizers.Replace(Regex(r"\s+"), " ")]),
+                              normalizers.Replace("-", ""), normalizers.NFC(), normalizers.Prepend("\u2581")]),
+        pre_tokenizers.Sequence([
+            pre_tokenizers.Digits(individual_digits=False),
+            pre_tokenizers.Split(Regex(r"\s|\p{P}"), "merged_with_next", invert=True),
+            pre_tokenizers.Split(", ", "contiguous"), pre_tokenizers.Punctuation("merged_with_previous"),
+            pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Whitespace()]),
+            pre_tokenizers.Metaspace(prepend_scheme="first"),
+            pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True)]),
+        decoders.Sequence([decoders.ByteLevel(), decoders.Metaspace(prepend_scheme="always"),
+                           decoders.Replace(Regex("a+"), "A"), decoders.ByteFallback(), decoders.Fuse(),
+                           decoders.Strip(" ", 1, 0)])),
 }
 
 
@@ -194,7 +222,7 @@ def emit(name, tokenizer, scratch, count):
     tokenizer.save(os.path.join(scratch, name, "tokenizer.json"))
     random_ids = random_id_sequences(tokenizer, count)
     random_decoded = tokenizer.decode_batch(random_ids, skip_special_tokens=False)
-    for record, ids, decoded in zip(encodings(tokenizer, count), random_ids, random_decoded):
+    for record, ids, decoded in zip(encodings(tokenizer, count, EDGE_STRINGS), random_ids, random_decoded):
         print(json.dumps({"form": name, **record, "random_ids": ids, "random_decoded": decoded}, ensure_ascii=False))
 
 

@@ -103,3 +103,43 @@ TEST_CASE("long documents tokenize in linear time", "[tokenizer]") {
   CHECK(ids.size() > 50000);
   CHECK(tokenizer.decode(ids) == story);
 }
+
+// Model outputs that repeat one token thousands of times go through every pre-tokenizer and normalizer in
+// bounded time and memory (no input-controlled recursion, no regex stack exhausted).
+TEST_CASE("hostile repetitions pass every pre-tokenizer and normalizer", "[tokenizer]") {
+  using kvbench::json;
+  json vocab = {{"\u2581", 256}};
+  for (int byte = 0; byte < 256; ++byte) vocab[fmt::format("<0x{:02X}>", byte)] = byte;
+  const std::vector<json> pre_tokenizers = {
+      {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}},
+      {{"type", "Digits"}, {"individual_digits", false}},
+      {{"type", "Metaspace"}, {"replacement", "\u2581"}, {"prepend_scheme", "first"}, {"split", true}},
+      {{"type", "Punctuation"}, {"behavior", "Contiguous"}},
+      {{"type", "Whitespace"}},
+      {{"type", "WhitespaceSplit"}},
+      {{"type", "Split"}, {"pattern", {{"Regex", R"(\s+(?!\S)|\s+|(?:'s)+)"}}}, {"behavior", "MergedWithNext"}, {"invert", true}}};
+  const json normalizer = {{"type", "Sequence"},
+                           {"normalizers", {{{"type", "NFKC"}}, {{"type", "NFD"}}, {{"type", "Lowercase"}},
+                                            {{"type", "Strip"}, {"strip_left", true}, {"strip_right", true}},
+                                            {{"type", "Replace"}, {"pattern", {{"Regex", R"(\s*)"}}}, {"content", " "}}}}};
+  std::vector<std::string> inputs;
+  for (const std::string unit : {" ", "1", "'s", "\u0301", "a", "...", "\u2581", "\n\n", "\uFB03", "\u0130"}) {
+    std::string text;
+    while (text.size() < 200000) text += unit;
+    inputs.push_back(text);
+  }
+  for (const auto& pre_tokenizer : pre_tokenizers) {
+    INFO("pre_tokenizer " << pre_tokenizer.dump());
+    TempTokenizerDir dir("hostile");
+    dir.write("tokenizer.json", json{{"added_tokens", json::array()},
+                                     {"normalizer", normalizer},
+                                     {"pre_tokenizer", pre_tokenizer},
+                                     {"post_processor", nullptr},
+                                     {"decoder", nullptr},
+                                     {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", json::array()},
+                                                {"byte_fallback", true}}}}
+                                        .dump());
+    const auto tokenizer = Tokenizer::load(dir.path);
+    for (const auto& text : inputs) CHECK_NOTHROW(tokenizer.encode(text, false));  // white space alone may give no ids
+  }
+}

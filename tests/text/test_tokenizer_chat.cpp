@@ -83,3 +83,21 @@ TEST_CASE("NFC composes, reorders and respects composition exclusions", "[tokeni
   CHECK(to_nfc("\u212B") == "\u00C5");                        // singleton: ANGSTROM SIGN -> Å
   CHECK(to_nfc("e\u0301\u0301") == "\u00E9\u0301");          // second acute is blocked
 }
+
+// Expectations from the Unicode Standard's own examples (UAX #15, figures 3-6) and SpecialCasing.txt.
+TEST_CASE("NFD, NFKC and NFKD decompose; Lowercase maps whole characters", "[tokenizer]") {
+  using namespace kvbench::unicode;
+  CHECK(to_nfd("\u00C5") == "A\u030A");                      // canonical
+  CHECK(to_nfd("\uAC01") == "\u1100\u1161\u11A8");            // Hangul, arithmetically
+  CHECK(to_nfd("\u1E0B\u0323") == "d\u0323\u0307");          // reordered: dot below (220) before dot above (230)
+  CHECK(to_nfd("\uFB01") == "\uFB01");                        // compatibility only: NFD keeps it
+  CHECK(to_nfkd("\uFB01") == "fi");
+  CHECK(to_nfkc("\u1E9B\u0323") == "\u1E69");                // UAX #15 figure 6: long s with dots -> ṩ
+  CHECK(to_nfkd("\u1E9B\u0323") == "s\u0323\u0307");
+  CHECK(to_nfkc("\uFDFA").size() == 33);                      // one character, 18 after decomposition
+  CHECK(to_nfkc("\u2460\u00BD") == "11\u20442");            // ① ½
+  CHECK(to_lowercase("\u0130") == "i\u0307");                 // İ: two characters
+  CHECK(to_lowercase("\u03A3\u0391\u03A3") == "\u03C3\u03B1\u03C3");  // no final sigma without context
+  CHECK(to_lowercase("\u1E9E") == "\u00DF");                 // ẞ -> ß
+  CHECK(to_lowercase("ABC xyz \u00C9") == "abc xyz \u00E9");
+}
