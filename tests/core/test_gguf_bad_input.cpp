@@ -19,22 +19,24 @@ namespace {
 namespace fs = std::filesystem;
 
 // A GGUF v3 file under construction: metadata of strings, u32s and f32s (setting a key again replaces it);
-// tensors of zero bytes, in the order added.
+// tensors in the order added (setting one again moves it last).
 class GgufBuilder {
  public:
   void string(const std::string& key, const std::string& value) { metadata_[key] = Bytes().raw(8u).text(value).data; }
   void u32(const std::string& key, std::uint32_t value) { metadata_[key] = Bytes().raw(4u).raw(value).data; }
   void f32(const std::string& key, float value) { metadata_[key] = Bytes().raw(6u).raw(value).data; }
   void erase_key(const std::string& key) { metadata_.erase(key); }
-  // `dims` in ggml order (dims[0] contiguous); the data is `bytes` zeros.
-  void tensor(const std::string& name, std::vector<std::uint64_t> dims, GgmlType type, std::size_t bytes) {
+  // `dims` in ggml order (dims[0] contiguous); `data` the stored bytes.
+  void tensor(const std::string& name, std::vector<std::uint64_t> dims, GgmlType type, std::string data) {
     erase_tensor(name);
-    tensors_.push_back({name, std::move(dims), type, bytes});
+    tensors_.push_back({name, std::move(dims), type, std::move(data)});
   }
-  void f32_tensor(const std::string& name, std::vector<std::uint64_t> dims) {
+  // F32 `values`, zeros when none are given.
+  void f32_tensor(const std::string& name, std::vector<std::uint64_t> dims, std::vector<float> values = {}) {
     std::size_t n = 1;
     for (const auto d : dims) n *= d;
-    tensor(name, std::move(dims), GgmlType::F32, 4 * n);
+    values.resize(n, 0.0f);
+    tensor(name, std::move(dims), GgmlType::F32, std::string(reinterpret_cast<const char*>(values.data()), 4 * n));
   }
   void erase_tensor(const std::string& name) {
     tensors_.erase(std::remove_if(tensors_.begin(), tensors_.end(), [&](const Tensor& t) { return t.name == name; }),
@@ -46,15 +48,16 @@ class GgufBuilder {
     out.raw(std::uint32_t{0x46554747}).raw(std::uint32_t{3});
     out.raw(std::uint64_t{tensors_.size()}).raw(std::uint64_t{metadata_.size()});
     for (const auto& [key, value] : metadata_) out.text(key).data += value;
-    std::uint64_t offset = 0;
+    std::string data;
     for (const auto& t : tensors_) {
       out.text(t.name).raw(static_cast<std::uint32_t>(t.dims.size()));
       for (const auto d : t.dims) out.raw(d);
-      out.raw(static_cast<std::uint32_t>(t.type)).raw(offset);
-      offset += aligned(t.bytes);
+      out.raw(static_cast<std::uint32_t>(t.type)).raw(std::uint64_t{data.size()});
+      data += t.data;
+      data.resize(aligned(data.size()), '\0');
     }
     out.data.resize(aligned(out.data.size()), '\0');
-    return out.data + std::string(offset, '\0');
+    return out.data + data;
   }
 
  private:
@@ -75,7 +78,7 @@ class GgufBuilder {
     std::string name;
     std::vector<std::uint64_t> dims;
     GgmlType type;
-    std::size_t bytes;
+    std::string data;
   };
   static std::size_t aligned(std::size_t n) { return (n + 31) / 32 * 32; }
 
@@ -155,6 +158,35 @@ TEST_CASE("a hand-written GGUF loads, as a file and as a directory holding it", 
   CHECK(load_model_config(m.dir).hidden_size == 256);
 }
 
+TEST_CASE("GGUF: Llama's q/k rows come back in HF's order (llama.cpp's converter interleaves RoPE halves)",
+          "[model][gguf]") {
+  // convert_hf_to_gguf.py's LlamaModel.permute stores, within each head of 64 rows, HF's row i at 2i and HF's
+  // row 32 + i at 2i + 1. Row r of the stored q and k is filled with the value r.
+  GgufBuilder g = tiny_llama();
+  const auto rows_numbered = [](std::uint64_t rows) {
+    std::vector<float> values(rows * kHidden);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i / kHidden);
+    return values;
+  };
+  g.f32_tensor("blk.0.attn_q.weight", {kHidden, 4 * kHeadDim}, rows_numbered(4 * kHeadDim));
+  g.f32_tensor("blk.0.attn_k.weight", {kHidden, 2 * kHeadDim}, rows_numbered(2 * kHeadDim));
+  g.f32_tensor("blk.0.attn_v.weight", {kHidden, 2 * kHeadDim}, rows_numbered(2 * kHeadDim));
+  const TempGguf m(g.bytes());
+  const Model model = Model::load(m.file);
+  const LayerWeights& layer = model.weights().layers[0];
+  const auto stored_row = [](std::int64_t hf_row) {
+    const std::int64_t head = hf_row / kHeadDim, within = hf_row % kHeadDim, half = kHeadDim / 2;
+    return head * kHeadDim + 2 * (within % half) + within / half;
+  };
+  for (const auto& [name, weight] : {std::pair{"q", layer.q_proj}, std::pair{"k", layer.k_proj}})
+    for (std::int64_t row = 0; row < weight.size(0); ++row) {
+      INFO(name << " row " << row);
+      REQUIRE(weight[row].eq(static_cast<float>(stored_row(row))).all().item<bool>());
+    }
+  for (std::int64_t row = 0; row < layer.v_proj.size(0); ++row)  // v is stored as HF stores it
+    REQUIRE(layer.v_proj[row][0].item<float>() == static_cast<float>(row));
+}
+
 TEST_CASE("GGUF: an unknown architecture is named", "[model][gguf][errors]") {
   GgufBuilder g = tiny_llama();
   g.string("general.architecture", "mamba");
@@ -163,7 +195,7 @@ TEST_CASE("GGUF: an unknown architecture is named", "[model][gguf][errors]") {
 
 TEST_CASE("GGUF: an unsupported quantization type names the tensor", "[model][gguf][errors]") {
   GgufBuilder g = tiny_llama();
-  g.tensor("blk.0.attn_q.weight", {kHidden, 4 * kHeadDim}, GgmlType::Q2_K, 4 * kHeadDim * 84);  // 84 bytes / 256
+  g.tensor("blk.0.attn_q.weight", {kHidden, 4 * kHeadDim}, GgmlType::Q2_K, std::string(4 * kHeadDim * 84, '\0'));
   require_error(g.bytes(), {"tensor \"blk.0.attn_q.weight\"", "quantization type Q2_K is not supported",
                             "Q4_K"});
 }

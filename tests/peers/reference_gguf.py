@@ -212,9 +212,10 @@ def greedy(path, new_tokens, out):
     for prompt in PROMPTS:
         ids = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
                                             tokenize=True, return_dict=False)
-        with torch.no_grad():
-            output = model.generate(torch.tensor([ids]), max_new_tokens=new_tokens, do_sample=False,
-                                    pad_token_id=tokenizer.eos_token_id)
+        prompt_ids = torch.tensor([ids])
+        with torch.no_grad():  # an explicit mask: generate() would otherwise mask the prompt's pad-id tokens (<|im_end|>)
+            output = model.generate(prompt_ids, attention_mask=torch.ones_like(prompt_ids), max_new_tokens=new_tokens,
+                                    do_sample=False, pad_token_id=tokenizer.eos_token_id)
         cases.append({"prompt": prompt, "ids": list(map(int, ids)), "generated": output[0, len(ids):].tolist()})
     with open(out, "w") as f:
         json.dump({"cases": cases}, f)
