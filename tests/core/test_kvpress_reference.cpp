@@ -100,10 +100,10 @@ void compare_row(const std::vector<int64_t>& ours, const std::vector<int64_t>& t
 
 namespace {
 
-// Each case of kCases on each prompt × ratio: kvpress's press on `model_path` (tests/peers/reference_press.py)
+// Each of `press_cases` on each prompt × ratio: kvpress's press on `model_path` (tests/peers/reference_press.py)
 // against kvbench's policy on the same prompt, kept sets and greedy tokens.
 void compare_with_kvpress(const std::filesystem::path& model_path, const std::vector<std::vector<int64_t>>& prompts,
-                          const std::vector<double>& ratios) {
+                          const std::vector<double>& ratios, const std::vector<PressCase>& press_cases = kCases) {
   const Model model = Model::load(model_path);
   const int64_t new_tokens = 24;
   json cases = json::array();
@@ -119,7 +119,7 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
   for (const auto& prompt : prompts)
     for (const double ratio : ratios) {
       const auto length = prompt.size();
-      for (const PressCase& c : kCases) {
+      for (const PressCase& c : press_cases) {
         const std::string press =
             c.inner.is_null() ? c.press : c.press + "(" + c.inner["press"].get<std::string>() + ")";
         const std::string label = fmt::format("{} ({}) vs {}, ratio {}, prompt {}", c.policy, c.allocator, press,
@@ -210,5 +210,10 @@ TEST_CASE("Presses keep what kvpress keeps on a real instruct model and real nee
   const auto gguf = smollm2_gguf();
   if (!cached_model_available(gguf) || !peer_available("kvpress") || !peer_available("gguf")) return;
   const Tokenizer tokenizer = Tokenizer::load(gguf);
-  compare_with_kvpress(gguf, niah_chat_prompts(tokenizer, "niah:lengths=1024,depths=50"), {0.5, 0.75});
+  // PyramidKV is left out: over 30 layers kvpress's per-layer budgets (its rounding of a linear schedule) sum to
+  // no multiple of layers × heads, so no mean J of kvbench's pyramid allocator gives the same layer budgets.
+  std::vector<PressCase> cases;
+  std::copy_if(kCases.begin(), kCases.end(), std::back_inserter(cases),
+               [](const PressCase& c) { return c.press != "PyramidKVPress"; });
+  compare_with_kvpress(gguf, niah_chat_prompts(tokenizer, "niah:lengths=1024,depths=50"), {0.5}, cases);
 }

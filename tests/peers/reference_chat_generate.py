@@ -30,9 +30,11 @@ def main():
     for prompt in cases["prompts"]:
         ids = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], tokenize=True,
                                             add_generation_prompt=True, return_dict=False)
-        with torch.no_grad():
-            out = model.generate(torch.tensor([ids]), max_new_tokens=cases["max_new"], do_sample=False,
-                                 eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.eos_token_id)
+        prompt = torch.tensor([ids])
+        with torch.no_grad():  # the mask explicit: the prompt's <|im_end|> is also the pad id
+            out = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=cases["max_new"],
+                                 do_sample=False, eos_token_id=tokenizer.eos_token_id,
+                                 pad_token_id=tokenizer.eos_token_id)
         generated = out[0, len(ids):].tolist()
         print(json.dumps({"prompt_ids": ids, "generated": generated,
                           "text": tokenizer.decode(generated, skip_special_tokens=True)}))

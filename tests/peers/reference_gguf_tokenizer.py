@@ -32,10 +32,9 @@ def pre_tokenizer(pre):
                                     pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
 
 
-def main():
-    if len(sys.argv) != 3:
-        sys.exit("usage: reference_gguf_tokenizer.py FILE.gguf OUTDIR")
-    reader = GGUFReader(sys.argv[1])
+def published_tokenizer(gguf_path):
+    """(HF Tokenizer, tokenizer_config dict) of the tokenizer the GGUF file was converted from."""
+    reader = GGUFReader(gguf_path)
     field = lambda key: reader.fields[key].contents() if key in reader.fields else None
     tokens, types, merges = field("tokenizer.ggml.tokens"), field("tokenizer.ggml.token_type"), field("tokenizer.ggml.merges")
     pre = field("tokenizer.ggml.pre") or "gpt-2"
@@ -46,12 +45,19 @@ def main():
     tokenizer.pre_tokenizer = pre_tokenizer(pre)
     tokenizer.decoder = decoders.ByteLevel()
     tokenizer.add_special_tokens([AddedToken(tokens[i], special=True, normalized=False)
-                                  for i, t in enumerate(types) if t == 3])
+                                  for i, t in enumerate(types) if t == 3])  # 3: control
+    config = {"bos_token": tokens[field("tokenizer.ggml.bos_token_id")],
+              "eos_token": tokens[field("tokenizer.ggml.eos_token_id")], "chat_template": field("tokenizer.chat_template")}
+    return tokenizer, config
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: reference_gguf_tokenizer.py FILE.gguf OUTDIR")
+    tokenizer, config = published_tokenizer(sys.argv[1])
     out = pathlib.Path(sys.argv[2])
     out.mkdir(parents=True, exist_ok=True)
     tokenizer.save(str(out / "tokenizer.json"))
-    config = {"bos_token": tokens[field("tokenizer.ggml.bos_token_id")], "eos_token": tokens[field("tokenizer.ggml.eos_token_id")],
-              "chat_template": field("tokenizer.chat_template")}
     (out / "tokenizer_config.json").write_text(json.dumps(config, ensure_ascii=False))
 
 

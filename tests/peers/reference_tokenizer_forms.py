@@ -188,24 +188,8 @@ def build(kind, normalizer, pre_tokenizer, decoder):
 
 def smollm2(gguf_path):
     """SmolLM2's tokenizer from its GGUF: real vocabulary and merges, SmolLM2's pipeline, control tokens added."""
-    from gguf import GGUFReader
-    reader = GGUFReader(gguf_path)
-
-    def strings(name):
-        field = reader.fields[name]
-        return [bytes(field.parts[i]).decode("utf-8") for i in field.data]
-
-    tokens, merges = strings("tokenizer.ggml.tokens"), strings("tokenizer.ggml.merges")
-    field = reader.fields["tokenizer.ggml.token_type"]
-    token_types = [int(field.parts[i][0]) for i in field.data]
-    tokenizer = Tokenizer(models.BPE({t: i for i, t in enumerate(tokens)}, [tuple(m.split(" ", 1)) for m in merges]))
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
-        pre_tokenizers.Digits(individual_digits=True),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, trim_offsets=True, use_regex=True)])
-    tokenizer.decoder = decoders.ByteLevel()
-    tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False)
-                                  for t, kind in zip(tokens, token_types) if kind == 3])  # 3: control
-    return tokenizer
+    from reference_gguf_tokenizer import published_tokenizer
+    return published_tokenizer(gguf_path)[0]
 
 
 def random_id_sequences(tokenizer, count):

@@ -34,9 +34,9 @@ std::vector<FormCases> reference_forms(const std::filesystem::path& scratch, con
   return forms;
 }
 
-void compare_form(const std::filesystem::path& scratch, const FormCases& form, std::size_t expected_count) {
-  INFO("form " << form.name);
-  const auto tokenizer = kvbench::Tokenizer::load(scratch / form.name);
+void compare_form(const kvbench::Tokenizer& tokenizer, const FormCases& form, std::size_t expected_count,
+                  const std::string& label) {
+  INFO("form " << label);
   REQUIRE(form.cases.size() == expected_count);
   std::size_t mismatches = 0;
   for (const auto& c : form.cases) {
@@ -55,7 +55,7 @@ void compare_form(const std::filesystem::path& scratch, const FormCases& form, s
       CHECK(random_decoded == c["random_decoded"].get<std::string>());
     }
   }
-  std::cout << "| tokenizer " << form.name << " vs HF tokenizers | " << form.cases.size()
+  std::cout << "| tokenizer " << label << " vs HF tokenizers | " << form.cases.size()
             << " strings | ids and decode identical " << form.cases.size() - mismatches << " |\n";
   CHECK(mismatches == 0);
 }
@@ -69,16 +69,18 @@ TEST_CASE("tokenizer.json forms written by HF tokenizers match it on 5 000 varie
   const auto scratch = kvbench::testing::scratch_path("tokenizer_forms");
   const auto forms = reference_forms(scratch, "synthetic 5000");
   REQUIRE(forms.size() == 39);
-  for (const auto& form : forms) compare_form(scratch, form, 5000);
+  for (const auto& form : forms) compare_form(kvbench::Tokenizer::load(scratch / form.name), form, 5000, form.name);
 }
 
+// Read both ways: its tokenizer.json as HF saves it, and the GGUF's own metadata (tokenizer/gguf_vocab.cpp).
 TEST_CASE("SmolLM2's tokenizer (real vocabulary from its GGUF) matches HF tokenizers on 50 000 varied strings",
-          "[tokenizer][reference][forms]") {
+          "[tokenizer][reference][forms][gguf]") {
   if (!kvbench::testing::peer_available("tokenizers") || !kvbench::testing::peer_available("gguf")) return;
   const auto gguf = kvbench::testing::smollm2_gguf();
   if (!kvbench::testing::cached_model_available(gguf)) return;
   const auto scratch = kvbench::testing::scratch_path("tokenizer_smollm2");
   const auto forms = reference_forms(scratch, "smollm2 '" + gguf.string() + "' 50000");
   REQUIRE(forms.size() == 1);
-  compare_form(scratch, forms[0], 50000);
+  compare_form(kvbench::Tokenizer::load(scratch / forms[0].name), forms[0], 50000, "smollm2 (tokenizer.json)");
+  compare_form(kvbench::Tokenizer::load(gguf), forms[0], 50000, "smollm2 (read from the GGUF)");
 }

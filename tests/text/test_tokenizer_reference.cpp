@@ -113,13 +113,6 @@ TEST_CASE("Qwen3 chat template renders as transformers' apply_chat_template", "[
   compare_shared_chat_with_reference("qwen3");
 }
 
-TEST_CASE("SmolLM2's tokenizer read from its GGUF matches HF tokenizers on 50 000 varied strings",
-          "[tokenizer][reference][gguf]") {
-  const auto reference = smollm2_reference_tokenizer();
-  if (reference.empty()) return;
-  compare_with_reference(kvbench::Tokenizer::load(kvbench::testing::smollm2_gguf()), reference, "smollm2 (GGUF)");
-}
-
 TEST_CASE("SmolLM2's chat template read from its GGUF renders as transformers' apply_chat_template",
           "[tokenizer][chat][gguf]") {
   const auto reference = smollm2_reference_tokenizer();
