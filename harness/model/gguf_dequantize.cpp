@@ -140,8 +140,6 @@ std::optional<at::ScalarType> float_type(GgmlType type) {
   }
 }
 
-std::vector<std::int64_t> torch_shape(const GgufTensor& t) { return {t.dims.rbegin(), t.dims.rend()}; }
-
 at::Tensor decode_blocks(const GgufTensor& t, const BlockCodec& codec) {
   at::Tensor out = at::empty(torch_shape(t), at::kFloat);
   const std::int64_t blocks = t.elements() / codec.elements;
@@ -154,6 +152,8 @@ at::Tensor decode_blocks(const GgufTensor& t, const BlockCodec& codec) {
 }
 
 }  // namespace
+
+std::vector<std::int64_t> torch_shape(const GgufTensor& t) { return {t.dims.rbegin(), t.dims.rend()}; }
 
 bool gguf_type_supported(GgmlType type) { return float_type(type) || block_codecs().count(type) > 0; }
 

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "common/gguf_file.h"
 
@@ -15,7 +16,10 @@ namespace kvbench {
 bool gguf_type_supported(GgmlType type);
 std::string gguf_supported_types();  // that list, for messages
 
-// The tensor's values, float32, shaped as PyTorch orders them (ggml's dims reversed), owning its memory.
+// The tensor's shape as PyTorch orders it: ggml's dims reversed ([out, in] for a projection).
+std::vector<std::int64_t> torch_shape(const GgufTensor& tensor);
+
+// The tensor's values, float32, of torch_shape, owning its memory.
 // Throws `FILE: tensor "NAME": quantization type Q2_K is not supported (kvbench reads …)`.
 at::Tensor dequantize(const GgufTensor& tensor, const std::filesystem::path& file);
 

@@ -149,10 +149,7 @@ bool GgufSource::contains(const std::string& name) const {
   return !gguf_name.empty() && file_.tensors().count(gguf_name) > 0;
 }
 
-std::vector<int64_t> GgufSource::shape(const std::string& name) const {
-  const auto& dims = tensor(name).dims;
-  return {dims.rbegin(), dims.rend()};
-}
+std::vector<int64_t> GgufSource::shape(const std::string& name) const { return torch_shape(tensor(name)); }
 
 at::Tensor GgufSource::read(const std::string& name) const {
   const GgufTensor& t = tensor(name);
