@@ -4,10 +4,10 @@
 # resumes and skips finished jobs.
 #
 # Default: SmolLM2-135M-Instruct (models cache, fetched by scripts/setup.sh), prompted through its chat
-# template, on a needle-in-a-haystack grid (needle depth × length, 1–2K tokens) and RULER's variable
-# tracking (vt) at 1K tokens; each policy keeps a share of the prompt's cache (compression ratios 0.25 / 0.5 /
-# 0.75, compressed once at the prompt's end as kvpress does). Tables: score by policy × ratio, by needle
-# depth × length, by whether the needle was still cached; plots: the depth × length heatmaps and score vs ratio.
+# template, on a needle-in-a-haystack grid (needle depth × length, 1–1.5K tokens) and RULER's niah_multikey_1
+# at 1K tokens; each policy keeps a share of the prompt's cache (compression ratios 0.5 / 0.75, compressed once
+# at the prompt's end as kvpress does). Tables: score by policy × ratio, by needle depth × length, by whether the
+# needle was still cached; plots: the depth × length heatmaps and score vs ratio. About 5 minutes on 2 cores.
 #
 # KVBENCH_MODEL=models/kvbench-demo runs the embedded 1.8 MB demo model (trained by `kvbench train-demo`; see
 # its README) on the synthetic rare-fact recall task at J = 32 / 64 / 128 instead; KVBENCH_MODEL=PATH runs the
@@ -21,7 +21,7 @@ if [[ ! -e "$model" ]]; then
   exit 1
 fi
 out=${KVBENCH_DEMO_OUT:-results/demo}
-kvbench=build/kvbench
+kvbench=${KVBENCH:-build/kvbench}
 if [[ ! -x "$kvbench" ]]; then
   echo "demo: building kvbench (first time: several minutes)" >&2
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release > /dev/null
@@ -32,7 +32,7 @@ mkdir -p "$out"
 # more threads per job, while whole jobs in parallel scale); for large models use one worker and more threads.
 threads=${KVBENCH_THREADS:-1}
 workers=${KVBENCH_WORKERS:-$(nproc)}
-sweep() { "$kvbench" --threads "$threads" sweep --config "$1" --workers "$workers"; }
+sweep() { "$kvbench" --threads "$threads" sweep --config "$1" --workers "${2:-$workers}"; }  # CONFIG [WORKERS]
 
 rare_fact_demo() {
   local samples=${KVBENCH_DEMO_SAMPLES:-48}
@@ -57,33 +57,43 @@ JSON
   echo "demo: tables in $out/report.md, plots $out/accuracy_vs_j.png $out/latency.png $out/retention.png" >&2
 }
 
-# One sweep file per task: the full cache once, every other policy at each ratio.
-write_needle_sweeps() {  # TASK DATA NAME
-  local policies='"streaming", "h2o", "tova", "snapkv", "knorm", "counter-causal", "counter-causal-fast"'
-  local base="\"model\": \"$model\", \"task\": \"$1\", \"data\": \"$2\", \"prompt_mode\": \"chat\", \"mode\": \"prefill_end\""
-  cat > "$out/$3_full.json" <<JSON
-{"output_dir": "$out/$3", "base": {$base}, "grid": {"policy": ["full"]}}
+# One sweep file per task: the full cache once, the other policies at each ratio. Every policy keeps the newest
+# 64 tokens (the question and the assistant's header: kvpress's pipeline does not compress the question either).
+write_needle_sweeps() {  # NAME TASK DATA POLICIES RATIOS
+  local base="\"model\": \"$model\", \"task\": \"$2\", \"data\": \"$3\", \"prompt_mode\": \"chat\", \"mode\": \"prefill_end\", \"recent\": 64"
+  cat > "$out/$1_full.json" <<JSON
+{"output_dir": "$out/$1", "base": {$base}, "grid": {"policy": ["full"]}}
 JSON
-  cat > "$out/$3.json" <<JSON
-{"output_dir": "$out/$3", "base": {$base}, "grid": {"policy": [$policies], "ratio": [0.25, 0.5, 0.75]}}
+  cat > "$out/$1.json" <<JSON
+{"output_dir": "$out/$1", "base": {$base}, "grid": {"policy": [$4], "ratio": [$5]}}
 JSON
 }
 
 needle_demo() {
-  echo "demo: model $model; needles at 1K and 2K tokens and RULER vt at 1K, results in $out/" >&2
-  write_needle_sweeps niah "niah:lengths=1024+2048,depths=0+50+100" niah
-  write_needle_sweeps ruler "ruler:vt,length=1024,samples=6" vt
-  for config in niah_full niah vt_full vt; do sweep "$out/$config.json"; done
+  echo "demo: model $model; needles at 1K and 1.5K tokens and RULER niah_multikey_1 at 1K, results in $out/" >&2
+  local policies='"streaming", "snapkv", "tova", "counter-causal-fast", "counter-causal"'
+  write_needle_sweeps niah niah "niah:lengths=1024+1536,depths=0+50+100" "$policies" "0.5, 0.75"
+  write_needle_sweeps multikey ruler "ruler:niah_multikey_1,length=1024,samples=3,haystack=noise" "$policies" "0.5"
+  # All four sweeps at once (their jobs are independent), so that no core idles while another sweep finishes.
+  local pids=()
+  for config in niah_full niah multikey_full multikey; do
+    local workers_here=1
+    [[ $config == niah ]] && workers_here=$workers
+    sweep "$out/$config.json" "$workers_here" & pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid"; done
   {
-    echo "## Needle in a haystack (1K and 2K tokens, depths 0 / 50 / 100 %)"
+    echo "## Needle in a haystack (1K and 1.5K tokens, depths 0 / 50 / 100 %)"
     "$kvbench" report "$out"/niah/*.h5 --table accuracy-vs-j --table by-retention
     "$kvbench" report "$out"/niah/*.h5 --table niah
-    echo "## RULER variable tracking (1K tokens)"
-    "$kvbench" report "$out"/vt/*.h5 --table accuracy-vs-j
-    "$kvbench" report "$out"/niah/*.h5 "$out"/vt/*.h5 --table latency
+    echo "## RULER niah_multikey_1 (4 keys, one asked; noise haystack; 1K tokens)"
+    "$kvbench" report "$out"/multikey/*.h5 --table accuracy-vs-j
+    "$kvbench" report "$out"/niah/*.h5 "$out"/multikey/*.h5 --table latency
+    echo "## Summary (README.md's table)"
+    /usr/bin/python3 scripts/demo_summary.py "$out"
   } | tee "$out/report.md"
-  /usr/bin/python3 scripts/plot_niah.py "$out"/niah/*full*.h5 "$out"/niah/*ratio=0.5*.h5 --out "$out/niah.png"
-  /usr/bin/python3 scripts/plot_accuracy_vs_j.py "$out"/niah/*.h5 "$out"/vt/*.h5 --out "$out/score_vs_ratio.png"
+  /usr/bin/python3 scripts/plot_niah.py "$out"/niah/*__full__*.h5 "$out"/niah/*__ratio0.5__*.h5 --out "$out/niah.png"
+  /usr/bin/python3 scripts/plot_accuracy_vs_j.py "$out"/niah/*.h5 "$out"/multikey/*.h5 --out "$out/score_vs_ratio.png"
   echo "demo: tables in $out/report.md, plots $out/niah.png $out/score_vs_ratio.png" >&2
 }
 

@@ -187,14 +187,20 @@ ForwardOptions SampleGeneration::step_options() const {
 
 bool SampleGeneration::done() const { return rollouts_ && !rollouts_->any_active(); }
 
+int64_t SampleGeneration::next_rows() const {
+  if (!prefilling()) return settings_.rollouts;
+  const int64_t P = static_cast<int64_t>(result_.prompt.size());
+  const int64_t chunk = settings_.budget.mode == CacheBudget::Mode::Chunked ? settings_.budget.h : P;
+  return std::min(chunk, P - prompt_fed_);
+}
+
 StepInput SampleGeneration::next_step() {
   const at::Device device = model_.options().device();
   const int64_t P = static_cast<int64_t>(result_.prompt.size());
   if (prefilling()) {  // the prompt's next chunk of h (prefill_end: all of it) at its own positions
     if (prompt_fed_ == 0) prefill_start_ = Clock::now();
     const CacheBudget& budget = settings_.budget;
-    const int64_t chunk = budget.mode == CacheBudget::Mode::Chunked ? budget.h : P;
-    const int64_t length = std::min(chunk, P - prompt_fed_);
+    const int64_t length = next_rows();
     StepInput input{at::tensor(std::vector<int64_t>(result_.prompt.begin() + prompt_fed_,
                                                     result_.prompt.begin() + prompt_fed_ + length),
                                at::kLong)
@@ -285,12 +291,17 @@ GenerationResult generate(const Model& model, Policy& policy, const std::vector<
 
 int64_t default_batch(const Model& model) { return model.options().device().is_cpu() ? 16 : 64; }
 
+int64_t max_rows_per_pass(const Model& model) {
+  return model.options().device().is_cpu() ? 2048 : std::numeric_limits<int64_t>::max();
+}
+
 void generate_continuously(const Model& model, int64_t batch, const std::function<SampleGeneration*()>& next,
-                           const std::function<void(SampleGeneration*)>& finished) {
+                           const std::function<void(SampleGeneration*)>& finished, int64_t max_rows) {
   // Generation records no autograd: in inference mode libtorch skips views' autograd metadata and
   // version counters on every op (2–3 % of a decode step of Qwen2.5-0.5B, measured step by step).
   const c10::InferenceMode inference;
   std::vector<SampleGeneration*> active;
+  if (max_rows <= 0) max_rows = max_rows_per_pass(model);
   bool exhausted = false;
   while (true) {
     // A free slot takes the next sample: its prompt chunks share the passes with the others' chunks and
@@ -304,25 +315,38 @@ void generate_continuously(const Model& model, int64_t batch, const std::functio
       active.push_back(generation);
     }
     if (active.empty()) return;
+    // This pass: every decode step, and prompt chunks in order while they fit max_rows (the first always does,
+    // so every prompt gets its turn).
+    std::vector<SampleGeneration*> stepping;
+    int64_t prompt_rows = 0;
+    for (SampleGeneration* generation : active) {
+      if (generation->prefilling()) {
+        const int64_t rows = generation->next_rows();
+        if (prompt_rows > 0 && prompt_rows + rows > max_rows) continue;
+        prompt_rows += rows;
+      }
+      stepping.push_back(generation);
+    }
     std::vector<StepInput> inputs;
-    for (SampleGeneration* generation : active) inputs.push_back(generation->next_step());
+    for (SampleGeneration* generation : stepping) inputs.push_back(generation->next_step());
     const std::vector<ForwardResult> steps = model.forward(inputs);
     std::vector<SampleGeneration*> due;
-    for (size_t i = 0; i < active.size(); ++i)
-      if (active[i]->observe_step(steps[i])) due.push_back(active[i]);
+    for (size_t i = 0; i < stepping.size(); ++i)
+      if (stepping[i]->observe_step(steps[i])) due.push_back(stepping[i]);
     SampleGeneration::refresh_due(due);
-    for (size_t i = 0; i < active.size(); ++i) active[i]->choose_next(steps[i]);
+    for (size_t i = 0; i < stepping.size(); ++i) stepping[i]->choose_next(steps[i]);
     const auto first_done = std::stable_partition(active.begin(), active.end(), [](auto* g) { return !g->done(); });
     for (auto it = first_done; it != active.end(); ++it) finished(*it);
     active.erase(first_done, active.end());
   }
 }
 
-void generate_continuously(const Model& model, int64_t batch, const std::vector<SampleGeneration*>& generations) {
+void generate_continuously(const Model& model, int64_t batch, const std::vector<SampleGeneration*>& generations,
+                           int64_t max_rows) {
   size_t handed = 0;
   generate_continuously(
       model, batch, [&] { return handed < generations.size() ? generations[handed++] : nullptr; },
-      [](SampleGeneration*) {});
+      [](SampleGeneration*) {}, max_rows);
 }
 
 }  // namespace kvbench

@@ -99,12 +99,14 @@ class SampleGeneration {
   static void refresh_due(const std::vector<SampleGeneration*>& due);
   void choose_next(const ForwardResult& step);
   GenerationResult take();
+  // Rows the next step feeds: the prompt's next chunk while prefilling, then one per rollout.
+  int64_t next_rows() const;
+  bool prefilling() const { return !rollouts_; }
 
  private:
   class Rollouts;
   void observe(const ForwardResult& step);
   void add_refresh(RefreshRecord record, const char* phase, int64_t index, int64_t processed);
-  bool prefilling() const { return !rollouts_; }
   bool prefill_refresh_point() const;  // after the chunk just fed
   // Tokens fed so far: prompt chunks while prefilling, then the prompt and one per decode step.
   int64_t processed() const { return prefilling() ? prompt_fed_ : static_cast<int64_t>(result_.prompt.size()) + step_; }
@@ -139,12 +141,22 @@ GenerationSettings look_ahead_settings(const GenerationSettings& settings);
 // many tokens (see `kvbench bench throughput`): 16 on CPU, 64 on CUDA.
 int64_t default_batch(const Model& model);
 
+// Rows one forward pass takes at most (several prompts' chunks together; a larger chunk goes alone): on the CPU
+// 2048, since a pass of many long prompts allocates its activations above glibc's 32 MiB mmap threshold afresh
+// for every product and pays for the pages again each time (six needle prompts of 1–2K tokens: 29 % of the time
+// in the kernel clearing pages); no cap on CUDA.
+int64_t max_rows_per_pass(const Model& model);
+
 // Continuous batching: up to `batch` samples decode together, one forward pass per step for all of them.
 // `next` hands out the next sample's generation (nullptr when none is left), which is prefilled alone
-// when a slot is free; `finished` receives each generation as it completes (in completion order).
+// when a slot is free; `finished` receives each generation as it completes (in completion order). A pass
+// takes every decode step and the prompt chunks in order while they fit max_rows_per_pass; the other prompts
+// step in a later pass (each sample's result is independent of what shares its pass: no result changes).
+// `max_rows` 0: max_rows_per_pass(model).
 void generate_continuously(const Model& model, int64_t batch, const std::function<SampleGeneration*()>& next,
-                           const std::function<void(SampleGeneration*)>& finished);
+                           const std::function<void(SampleGeneration*)>& finished, int64_t max_rows = 0);
 // The same over a list of generations, handed out in order; returns when every one is done.
-void generate_continuously(const Model& model, int64_t batch, const std::vector<SampleGeneration*>& generations);
+void generate_continuously(const Model& model, int64_t batch, const std::vector<SampleGeneration*>& generations,
+                           int64_t max_rows = 0);
 
 }  // namespace kvbench

@@ -184,7 +184,7 @@ JobResults load_job_results(const std::filesystem::path& file) {
   json config;
   try {
     config = json::parse(job.results.info.config_json);
-    job.model = std::filesystem::path(config.at("model").get<std::string>()).filename().string();
+    job.model = model_label(config.at("model").get<std::string>());
     config.at("task").get_to(job.task);
     config.at("policy").get_to(job.base_policy);
     job.policy = policy_label(config);
@@ -274,7 +274,8 @@ std::vector<Table> by_j_tables(const std::vector<JobResults>& jobs, const std::s
     std::set<std::pair<double, int64_t>> budgets;  // (ratio, J): token budgets first, then ratios
     for (const JobResults* job : group) budgets.insert({job->ratio, job->J});
     Table table{fmt::format("{} on {}: {} vs J", key.first, key.second, what), {"policy"}, {}};
-    for (const auto& [ratio, J] : budgets) table.header.push_back(ratio > 0 ? fmt::format("ratio={}", ratio) : fmt::format("J={}", J));
+    for (const auto& [ratio, J] : budgets)
+      table.header.push_back(ratio > 0 ? fmt::format("ratio={}", ratio) : J > 0 ? fmt::format("J={}", J) : "no budget");
     std::vector<JobResults> of_key;
     for (const JobResults* job : group) of_key.push_back(*job);
     for (const auto& [policy, rows] : group_by<std::string>(of_key, [](const JobResults& j) { return j.policy; })) {

@@ -218,10 +218,15 @@ json current_form(const json& recorded) {
   }
 }
 
+std::string model_label(const std::string& model) {
+  const std::filesystem::path path(model);
+  const std::string name = path.extension() == ".gguf" ? path.stem().string() : path.filename().string();
+  return name.empty() ? model : name;
+}
+
 std::string job_label(const JobConfig& j, const std::vector<std::string>& extra_fields) {
-  const std::string model = std::filesystem::path(j.model).filename().string();
   const std::string task = tasks::make_task(j.task)->label(j.data);
-  std::string label = fmt::format("{}__{}__{}__{}__h{}__s{}__r{}", model.empty() ? j.model : model, task, j.policy,
+  std::string label = fmt::format("{}__{}__{}__{}__h{}__s{}__r{}", model_label(j.model), task, j.policy,
                                   budget_label(j.budget), j.budget.h, j.seed, j.rollouts);
   const json fields = to_json(j);
   std::vector<std::string> named;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/error.h"
+#include "common/gguf_file.h"
 #include "common/json_file.h"
 #include "run/datasets.h"
 #include "tasks/task.h"
@@ -286,7 +287,9 @@ std::vector<std::string> missing_inputs(const std::vector<SweepJob>& jobs,
   };
   for (const auto& entry : jobs) {
     const JobConfig& job = entry.job;
-    if (!std::filesystem::exists(std::filesystem::path(job.model) / "config.json")) {
+    const bool model_present = std::filesystem::exists(std::filesystem::path(job.model) / "config.json") ||
+                               !gguf_model_file(job.model).empty();
+    if (!model_present) {
       const auto id = model_ids.find(job.model);
       const std::string hf = id != model_ids.end() ? id->second : "ORG/NAME";
       report(job.model, fmt::format("model {}: {} does not exist (download it with `huggingface-cli download {} "
