@@ -3,7 +3,7 @@
 #include "common/error.h"
 #include "common/gguf_file.h"
 #include "common/json_file.h"
-#include "model/gguf_weights.h"
+#include "model/gguf_config.h"
 
 namespace kvbench {
 

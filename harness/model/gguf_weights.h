@@ -7,15 +7,10 @@
 #include <string>
 
 #include "common/gguf_file.h"
+#include "model/gguf_config.h"
 #include "model/tensor_source.h"
 
 namespace kvbench {
-
-// Architectures llama, qwen2, qwen3 ({arch}.block_count, embedding_length, feed_forward_length,
-// attention.head_count[_kv], attention.layer_norm_rms_epsilon, rope.freq_base, context_length,
-// attention.key_length; vocabulary from {arch}.vocab_size or tokenizer.ggml.tokens; tied without
-// output.weight). Anything else, or RoPE scaling, is refused naming the file and key.
-ModelConfig gguf_model_config(const GgufFile& file);
 
 // llama.cpp's name of a HF tensor name ("model.layers.3.mlp.up_proj.weight" → "blk.3.ffn_up.weight");
 // empty for tensors GGUF has no name for.
