@@ -229,12 +229,12 @@ PYBIND11_MODULE(_kvbench, m) {
       .def_property_readonly("has_tokenizer", [](const api::LoadedModel& l) { return l.tokenizer.has_value(); })
       .def("encode",
            [](const api::LoadedModel& l, const std::string& text, bool add_special_tokens) {
-             if (!l.tokenizer) fail("this model has no tokenizer.json");
+             if (!l.tokenizer) fail("this model has no tokenizer (no tokenizer.json, not a GGUF)");
              return l.tokenizer->encode(text, add_special_tokens);
            },
            py::arg("text"), py::arg("add_special_tokens") = true)
       .def("decode", [](const api::LoadedModel& l, const std::vector<int64_t>& ids) {
-        if (!l.tokenizer) fail("this model has no tokenizer.json");
+        if (!l.tokenizer) fail("this model has no tokenizer (no tokenizer.json, not a GGUF)");
         return l.tokenizer->decode(ids);
       });
   m.def("load_model", [](const std::string& model, const std::string& device, const std::string& dtype) {

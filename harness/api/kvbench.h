@@ -21,7 +21,8 @@
 
 namespace kvbench::api {
 
-// A model: an HF directory (config.json + safetensors, and tokenizer.json for text) or "random:PRESET"
+// A model: an HF directory (config.json + safetensors, and tokenizer.json for text), a GGUF file (or a
+// directory holding one: its tokenizer.ggml.* metadata is the tokenizer), or "random:PRESET"
 // (random weights, model/random_model.h), on "cpu", "cuda" or "cuda:N"; dtype float32, bfloat16 or float16,
 // empty = float32 on the CPU and bfloat16 on CUDA.
 struct ModelSource {

@@ -22,7 +22,8 @@ __all__ = ["Error", "Policy", "ScoringContext", "Step", "KvCache", "register_pol
 
 
 def load_model(model, device="cpu", dtype=""):
-    """An HF model directory (config.json + safetensors, tokenizer.json for text) or ``"random:PRESET"``;
+    """An HF model directory (config.json + safetensors, tokenizer.json for text), a GGUF file (or a directory
+    holding one; its vocabulary is the tokenizer), or ``"random:PRESET"``;
     ``dtype``: float32, bfloat16, float16 (default float32 on CPU, bfloat16 on CUDA)."""
     return _kvbench.load_model(str(model), device, dtype or "")
 

@@ -3,12 +3,27 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <vector>
 
+#include "common/error.h"
 #include "common/json_file.h"
 #include "model/model.h"
 
 namespace kvbench::testing {
+
+// A raw little-endian float32 matrix [rows, columns] that a peer script (tests/peers) wrote.
+inline at::Tensor read_matrix(const std::filesystem::path& path, int64_t columns) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("{}: cannot open", path.string());
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() % (sizeof(float) * columns) != 0)
+    fail("{}: {} bytes are no whole number of rows of {} floats", path.string(), bytes.size(), columns);
+  const int64_t rows = static_cast<int64_t>(bytes.size() / (sizeof(float) * columns));
+  return at::from_blob(bytes.data(), {rows, columns}, at::kFloat).clone();
+}
 
 inline at::Tensor ids_tensor(const std::vector<int64_t>& ids) {
   return at::tensor(ids, at::kLong).unsqueeze(0);

@@ -97,16 +97,6 @@ void compare_tensors(const fs::path& file, const fs::path& scratch) {
   fs::remove(expected_file);  // SmolLM2's is half a gigabyte
 }
 
-// A raw little-endian float32 matrix [rows, columns] that reference_gguf.py wrote.
-at::Tensor read_matrix(const fs::path& path, int64_t columns) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  REQUIRE(bytes.size() % (sizeof(float) * columns) == 0);
-  const int64_t rows = static_cast<int64_t>(bytes.size() / (sizeof(float) * columns));
-  return at::from_blob(bytes.data(), {rows, columns}, at::kFloat).clone();
-}
-
 }  // namespace
 
 TEST_CASE("GGUF dequantization equals gguf.quants.dequantize bit for bit (11 types)", "[model][gguf][peers]") {

@@ -39,16 +39,6 @@ void run_reference(const std::string& mode, const std::filesystem::path& argumen
   REQUIRE(std::system(command.c_str()) == 0);
 }
 
-// A raw little-endian float32 matrix [rows, columns] that reference_forward.py wrote.
-at::Tensor read_matrix(const std::string& path, int64_t columns) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE(in);
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  REQUIRE(bytes.size() % (sizeof(float) * columns) == 0);
-  const int64_t rows = static_cast<int64_t>(bytes.size() / (sizeof(float) * columns));
-  return at::from_blob(bytes.data(), {rows, columns}, at::kFloat).clone();
-}
-
 struct ScratchDir {
   std::filesystem::path path;
   explicit ScratchDir(const std::string& name) : path(scratch_path(name)) { std::filesystem::remove_all(path); }
@@ -108,7 +98,7 @@ TEST_CASE("Forward and greedy generation equal HF transformers (Llama-3.1/3.2, Q
       const auto ids = c.at("ids").get<std::vector<int64_t>>();
       const int64_t start = c.at("start").get<int64_t>();
       INFO("prompt of " << ids.size() << " ids at positions " << start << "..");
-      const at::Tensor expected = read_matrix(c.at("logits").at("float32"), vocab);
+      const at::Tensor expected = read_matrix(c.at("logits").at("float32").get<std::string>(), vocab);
       const at::Tensor got = logits_at(f32, ids, start);
       const double diff = max_abs_diff(got, expected);
       CHECK(diff <= 1e-4);
@@ -119,7 +109,7 @@ TEST_CASE("Forward and greedy generation equal HF transformers (Llama-3.1/3.2, Q
         // bfloat16 rounds at different places in the two (kvbench: RoPE and norms in float32, rounded once;
         // transformers: cos/sin rounded to bfloat16 and the rotation in bfloat16), so neither is the other's
         // reference: kvbench must be no further from the float32 logits than transformers' bfloat16 is.
-        const at::Tensor hf = read_matrix(c.at("logits").at("bfloat16"), vocab);
+        const at::Tensor hf = read_matrix(c.at("logits").at("bfloat16").get<std::string>(), vocab);
         const at::Tensor ours = logits_at(bf16, ids, start);
         const double hf_error = max_abs_diff(hf, expected), our_error = max_abs_diff(ours, expected);
         INFO("bfloat16 max |error| vs float32: transformers " << hf_error << ", kvbench " << our_error);
@@ -139,7 +129,7 @@ TEST_CASE("Forward and greedy generation equal HF transformers (Llama-3.1/3.2, Q
       }
       if (c.contains("generated")) {
         const auto want = c.at("generated").get<std::vector<int64_t>>();
-        const at::Tensor hf_logits = read_matrix(c.at("generate_logits"), vocab);
+        const at::Tensor hf_logits = read_matrix(c.at("generate_logits").get<std::string>(), vocab);
         std::vector<at::Tensor> our_logits;
         const auto got_tokens = greedy_with_logits(f32, ids, static_cast<int64_t>(want.size()), our_logits);
         ++a.generations;
@@ -290,7 +280,7 @@ TEST_CASE("A policy's compacted cache equals transformers' DynamicCache cropped 
                "| next tokens same |\n";
   for (const Pending& p : pending) {
     INFO(p.label);
-    const at::Tensor hf = read_matrix(p.output.string(), p.run.step_logits.size(1));
+    const at::Tensor hf = read_matrix(p.output, p.run.step_logits.size(1));
     // The replay's rows: one per feed; the last prefill chunk's gives the first token, then one per step.
     const int64_t steps = p.run.step_logits.size(0);
     REQUIRE(hf.size(0) >= steps + 1);

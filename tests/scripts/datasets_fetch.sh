@@ -13,7 +13,7 @@ readme="${KVBENCH_SOURCE:-$here/../..}/datasets/README.md"
 expect_error "download failed" kvbench datasets fetch aime24 --mirror "file://$work/nowhere" --root "$work/root3"
 expect_error "aime25: no single file to download" kvbench datasets fetch aime25 --root "$work/root3"
 expect_error "unknown dataset \"nosuch\"" kvbench datasets fetch nosuch --root "$work/root3"
-expect_error "model directory $work/nomodel does not exist" kvbench run --model "$work/nomodel" --task math500
+expect_error "model $work/nomodel does not exist" kvbench run --model "$work/nomodel" --task math500
 grep -q "huggingface-cli download" "$work/err" || fail "no download hint for a missing model"
 
 # HMMT Nov 2025 has no published checksum: fetched from a mirror as it comes, the digest it saw recorded.

@@ -72,9 +72,12 @@ b=$("$KVBENCH" generate --model "$model" --prompt "$prompt" --max-new 20 --tempe
   "$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["generated_ids"])' "$b")" ] || fail "same seed, different tokens"
 
 # Bad input: exit non-zero with a message that names the problem.
-expect_error "model directory /nonexistent does not exist" kvbench generate --model /nonexistent --prompt-ids 1,2
+expect_error "model /nonexistent does not exist" kvbench generate --model /nonexistent --prompt-ids 1,2
 expect_error "config.json" kvbench generate --model "$work" --prompt-ids 1,2
 expect_error "not an integer" kvbench generate --model "$model" --prompt-ids 1,x,3
+expect_error "prompt token 99999 (at position 2) is outside the model's vocabulary of 892 ids" \
+  kvbench generate --model "$model" --prompt-ids 5,6,99999 --policy full
+expect_error "prompt token -1 (at position 0)" kvbench generate --model "$model" --prompt-ids -1 --policy full
 expect_error "unknown policy" kvbench generate --model "$model" --prompt "Hi" --policy lru --J 8
 expect_error "--J" kvbench generate --model "$model" --prompt "Hi" --policy sliding
 expect_error "recent window" kvbench generate --model "$model" --prompt "Hi there" --policy h2o --J 8 --recent 8
