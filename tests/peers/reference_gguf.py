@@ -173,11 +173,8 @@ def dequantize_file(path, out):
 
 def load_model(path):
     import torch
-    from transformers import AutoModelForCausalLM
-    directory, name = os.path.split(os.path.abspath(path))
-    model = AutoModelForCausalLM.from_pretrained(directory, gguf_file=name, dtype=torch.float32,
-                                                 attn_implementation="eager")
-    return model.eval()
+    from peer_models import load_causal_lm
+    return load_causal_lm(path, dtype=torch.float32, attn_implementation="eager")
 
 
 def hf_tensors(path, out):
