@@ -1,5 +1,7 @@
 #include "run/models_cache.h"
 
+#include <sys/wait.h>
+
 #include <cstdlib>
 
 #include "common/error.h"
@@ -70,7 +72,7 @@ void fetch_cached_models(const std::vector<std::string>& names) {
   std::string command = shell_quoted(fetch_python()) + " " + shell_quoted((kSourceDir / "scripts/fetch_models.py").string());
   for (const auto& name : names) command += " " + shell_quoted(name);
   if (const int status = std::system(command.c_str()); status != 0)
-    fail("fetching models failed (exit status {}): {}", status, command);
+    fail("fetching models failed (exit status {}): {}", WIFEXITED(status) ? WEXITSTATUS(status) : status, command);
 }
 
 }  // namespace kvbench
