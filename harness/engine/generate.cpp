@@ -199,7 +199,6 @@ StepInput SampleGeneration::next_step() {
   const int64_t P = static_cast<int64_t>(result_.prompt.size());
   if (prefilling()) {  // the prompt's next chunk of h (prefill_end: all of it) at its own positions
     if (prompt_fed_ == 0) prefill_start_ = Clock::now();
-    const CacheBudget& budget = settings_.budget;
     const int64_t length = next_rows();
     StepInput input{at::tensor(std::vector<int64_t>(result_.prompt.begin() + prompt_fed_,
                                                     result_.prompt.begin() + prompt_fed_ + length),
