@@ -39,8 +39,8 @@ LoadedModel load_model(const ModelSource& source) {
 LoadedModel load_job_model(const JobConfig& job) {
   const std::filesystem::path tokenizer = job.tokenizer.empty() ? job.model : job.tokenizer;
   if (!Tokenizer::available(tokenizer))
-    fail("{}: no tokenizer.json (runs decode and grade text, so the model needs its tokenizer; a random:PRESET "
-         "model takes one with --tokenizer DIR)", tokenizer.string());
+    fail("{}: no tokenizer (tokenizer.json, or a GGUF's vocabulary) (runs decode and grade text, so the model needs "
+         "its tokenizer; a random:PRESET model takes one with --tokenizer DIR)", tokenizer.string());
   LoadedModel loaded = load_model({job.model, job.device, job.dtype});
   if (!job.tokenizer.empty()) loaded.tokenizer = Tokenizer::load(job.tokenizer);
   return loaded;
@@ -206,7 +206,8 @@ JobRun run(const JobConfig& job, const RunRequest& request, const LoadedModel* m
   }
   std::optional<LoadedModel> own;
   if (!model) model = &own.emplace(load_job_model(job));
-  if (!model->tokenizer) fail("{}: no tokenizer.json (runs decode and grade text)", job.model);
+  if (!model->tokenizer)
+    fail("{}: no tokenizer (tokenizer.json, or a GGUF's vocabulary) (runs decode and grade text)", job.model);
   const int64_t batch = request.batch > 0 ? request.batch : default_batch(model->model);
   done.outcome = run_job(job, done.out, model->model, *model->tokenizer,
                          {request.force, request.progress, request.label.empty() ? job_label(job) : request.label, batch,
