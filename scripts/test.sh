@@ -3,8 +3,8 @@
 #   build/          Debian's libtorch 1.13 (CPU)
 #   build-torch2/   PyTorch 2.x's libtorch from .venv (scripts/setup.sh), with the CUDA path compiled and
 #                   linked when nvcc is installed (no GPU is needed to build it; its tests run on the CPU),
-#                   and the Python module: `import kvbench` from .venv once this has built it (its pytest
-#                   tests run in that build's CTest)
+#                   and the Python module: `import kvbench` from .venv once this has built it. It runs the
+#                   tests labelled `torch` (CMakeLists.txt says which): the rest checked nothing a torch changes.
 # plus the libFuzzer targets (build/fuzz) when clang++ is installed; each fuzz target runs a few seconds.
 #   bash scripts/test.sh                     both builds, every test; extra arguments go to ctest (-R tokenizer)
 #   bash scripts/test.sh --torch debian      only build/ (or --torch pytorch: only build-torch2/)
@@ -36,6 +36,7 @@ torch_prefix() {
 
 status=0
 for torch in "${torches[@]}"; do
+  labels=()
   if ((sanitize)); then
     build=build-sanitize
     flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
@@ -53,7 +54,9 @@ for torch in "${torches[@]}"; do
     fi
   elif [[ "$torch" == pytorch ]]; then
     build=build-torch2
-    configure_and_build . "$build" -DCMAKE_BUILD_TYPE=Release -DKVBENCH_TORCH_PREFIX="$(torch_prefix)"
+    configure_and_build . "$build" -DCMAKE_BUILD_TYPE=Release -DKVBENCH_TORCH_PREFIX="$(torch_prefix)" \
+      -DKVBENCH_TEXT_TESTS=OFF
+    labels=(-L torch)
     # `import kvbench` in .venv: the package this build lays out in build-torch2/python (python/CMakeLists.txt).
     .venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' |
       { read -r site; echo "$PWD/$build/python" > "$site/kvbench.pth"; }
@@ -61,6 +64,6 @@ for torch in "${torches[@]}"; do
     echo "unknown --torch $torch (expected debian or pytorch)" >&2; exit 2
   fi
   echo "== $build: $("$build/kvbench" --version)"
-  ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@" || status=1
+  ctest --test-dir "$build" --output-on-failure -j "$jobs" "${labels[@]}" "$@" || status=1
 done
 exit $status

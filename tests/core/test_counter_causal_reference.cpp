@@ -281,7 +281,7 @@ TEST_CASE("The reference profile generates and evicts token for token as the pap
 }
 
 TEST_CASE("The reference profile on a real instruct model and a real prompt: the five hooks token for token "
-          "(SmolLM2-135M-Instruct)", "[policy][peers][reference][real-model]") {
+          "(SmolLM2-135M-Instruct)", "[policy][peers][reference][real-model][one-torch]") {
   KVBENCH_REQUIRE_SHARED("reference/counter_causal/hooks.py");
   const auto gguf = smollm2_gguf();
   if (!cached_model_available(gguf) || !peer_available("transformers") || !peer_available("gguf")) return;

@@ -206,7 +206,7 @@ TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLL
 }
 
 TEST_CASE("Presses keep what kvpress keeps on a real instruct model and real needle prompts (SmolLM2-135M-Instruct)",
-          "[policy][peers][real-model]") {
+          "[policy][peers][real-model][one-torch]") {
   const auto gguf = smollm2_gguf();
   if (!cached_model_available(gguf) || !peer_available("kvpress") || !peer_available("gguf")) return;
   const Tokenizer tokenizer = Tokenizer::load(gguf);
