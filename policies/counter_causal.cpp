@@ -1,26 +1,26 @@
-// counter-causal: s_i = 1 − P(x_i | x_{i+1..t}), approximated by one anti-causal pass of the whole
+// counter-causal: s_i = 1 − P(x_i | x_{i+1..t}), approximated by one counter-causal pass of the whole
 // model over the cached tokens, reusing every layer's cached K/V and computing only fresh queries.
 // The entries whose own token is most predictable from their future (highest logit) are evicted.
 // Qwen3's q-norm is applied to the fresh queries (the reference code forgets it: PolicyOptions::
 // queries_without_q_norm, the `reference` profile).
-#include "policies/anticausal.h"
+#include "policies/counter_causal_pass.h"
 
 namespace kvbench {
 
 namespace {
-class CounterCausalPolicy final : public AnticausalPolicy {
+class CounterCausalPolicy final : public CounterCausalBase {
  public:
-  using AnticausalPolicy::AnticausalPolicy;
+  using CounterCausalBase::CounterCausalBase;
   std::string name() const override { return "counter-causal"; }
   std::string summary() const override {
-    return "lowest counter-causal logit: full anti-causal pass reusing cached K/V of every layer";
+    return "lowest counter-causal logit: full counter-causal pass reusing cached K/V of every layer";
   }
   std::optional<double> scoring_flops(const ModelConfig& config, int64_t n, const CacheBudget& budget) const override {
-    return anticausal_pass_flops(config, n, budget.min_gap, config.num_layers, /*with_mlp=*/true);
+    return counter_causal_pass_flops(config, n, budget.min_gap, config.num_layers, /*with_mlp=*/true);
   }
 
  protected:
-  AnticausalPass pass(const ScoringContext& context) const override {
+  CounterCausalPass pass(const ScoringContext& context) const override {
     return {context.model.embed(context.cache.held_token_ids()), 0, /*with_mlp=*/true};
   }
 };

@@ -3,7 +3,7 @@
 // → RMSNorm → SwiGLU → residual) → final norm → LM head (fp32 logits).
 //
 // The pieces are public because counter-causal scoring re-runs them with fresh queries and an
-// anti-causal mask over cached keys/values (policies/), and training reuses them with autograd on.
+// counter-causal mask over cached keys/values (policies/), and training reuses them with autograd on.
 #pragma once
 #include <ATen/ATen.h>
 

@@ -19,7 +19,7 @@ Profile parse_profile(const std::string& name) {
 std::vector<std::string> profile_names() { return kNames; }
 
 namespace {
-bool anticausal(const JobConfig& job) { return job.policy.rfind("counter-causal", 0) == 0; }
+bool runs_counter_causal(const JobConfig& job) { return job.policy.rfind("counter-causal", 0) == 0; }
 bool h2o(const JobConfig& job) { return job.policy == "h2o"; }
 bool any(const JobConfig&) { return true; }
 bool evicting_chunked(const JobConfig& job) { return job.policy != "full" && job.budget.mode == "chunked"; }
@@ -36,8 +36,8 @@ const std::vector<ProfileBehaviour>& profile_behaviours() {
       {"the paper tasks' layouts and scores (longhealth, qasper-paper, locomo-paper)", "tasks.py",
        "tasks.py: conventions, followed as written", nullptr},
       {"token id of a decode step's entry (counter-causal passes embed and score it)",
-       "the token predicted from it (a bug)", "the entry's own token", anticausal},
-      {"Qwen3's q_norm on counter-causal queries", "left out (a bug)", "applied, as the causal pass does", anticausal},
+       "the token predicted from it (a bug)", "the entry's own token", runs_counter_causal},
+      {"Qwen3's q_norm on counter-causal queries", "left out (a bug)", "applied, as the causal pass does", runs_counter_causal},
       {"h2o's accumulator across samples",
        "carried into the next sample when its body is at least as long (one hook per dataset); samples one at a "
        "time, in order",

@@ -1,6 +1,6 @@
 // Counter-causal scores through the cached K/V equal a from-scratch recomputation written here
 // independently: per token and per head, plain vectors — K/V and H^(L-1) recomputed by a causal pass
-// over exactly the cached tokens at their original (gappy) positions, then the anti-causal pass.
+// over exactly the cached tokens at their original (gappy) positions, then the counter-causal pass.
 #include "torch_catch.h"
 
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <numeric>
 
 #include "engine/budget.h"
-#include "policies/anticausal.h"
+#include "policies/counter_causal_pass.h"
 #include "model_test_util.h"
 #include "test_support.h"
 
@@ -119,9 +119,9 @@ CausalPass causal_pass(const Model& model, const std::vector<int64_t>& ids, cons
   return out;
 }
 
-// The anti-causal pass of the tokens `rows`: token i's fresh query reads the cached K/V of every token j
+// The counter-causal pass of the tokens `rows`: token i's fresh query reads the cached K/V of every token j
 // that `later` allows. Scores by row; `fast` = last layer only from H^(L-1), no MLP.
-std::vector<double> anticausal_pass(const Model& model, const CausalPass& past, const std::vector<int64_t>& ids,
+std::vector<double> counter_causal_pass(const Model& model, const CausalPass& past, const std::vector<int64_t>& ids,
                                     const std::vector<int64_t>& pos, const std::vector<int64_t>& rows,
                                     const Reads& later, bool fast, const at::Tensor& inv_freq) {
   const ModelConfig& c = model.config();
@@ -157,7 +157,7 @@ std::vector<double> scratch_scores(const Model& model, const std::vector<int64_t
   std::vector<int64_t> rows(ids.size());
   std::iota(rows.begin(), rows.end(), 0);
   const Reads later = [&](int64_t, int64_t, int64_t i, int64_t j) { return j > i + min_gap; };
-  return anticausal_pass(model, past, ids, pos, rows, later, fast, inv_freq);
+  return counter_causal_pass(model, past, ids, pos, rows, later, fast, inv_freq);
 }
 
 // RoPE frequencies, written out again for the scratch side (no rope scaling in the models used here).
@@ -204,22 +204,22 @@ TEST_CASE("counter-causal query blocks do not change the scores", "[counter-caus
   model.forward(at::randint(3, 500, {2, 50}, at::kLong), at::arange(50, at::kLong).unsqueeze(0).expand({2, 50}), cache);
   const at::Tensor x = cache.last_layer_input();
   const int64_t last = model.config().num_layers - 1;
-  const at::Tensor whole = anticausal_attention_residual(model, cache, last, x, 1, 0, 1024);
+  const at::Tensor whole = counter_causal_attention_residual(model, cache, last, x, 1, 0, 1024);
   for (int64_t block : {1, 7, 49})
-    CHECK(max_abs_diff(anticausal_attention_residual(model, cache, last, x, 1, 0, block), whole) < 1e-5);
+    CHECK(max_abs_diff(counter_causal_attention_residual(model, cache, last, x, 1, 0, block), whole) < 1e-5);
   // Entry blocks through the whole pass (every layer, MLPs): rows are independent of one another, but a
   // block's rows go through matrix products of another shape, whose float32 summation order differs, at
   // every layer; the scores are surprisals of ≈ 6 nats, so 1e-4 is ≈ 20 float32 ulps (1e-5 failed at 1.0014e-5).
   const at::Tensor input = model.embed(cache.token_ids());
-  const at::Tensor scores = anticausal_scores(model, cache, input, 0, true, 1, 1024);
-  for (int64_t rows : {1, 7, 49}) CHECK(max_abs_diff(anticausal_scores(model, cache, input, 0, true, 1, rows), scores) < 1e-4);
+  const at::Tensor scores = counter_causal_scores(model, cache, input, 0, true, 1, 1024);
+  for (int64_t rows : {1, 7, 49}) CHECK(max_abs_diff(counter_causal_scores(model, cache, input, 0, true, 1, rows), scores) < 1e-4);
 }
 
 // Pyramid: a ragged cache built by hand (layers and heads holding different tokens, a token no layer
 // holds, one only layer 0 holds, appends after the compaction). The pass runs over the tokens any layer
 // holds; at layer l a token's query reads only the entries layer l / its KV head holds at later
 // *positions* (> its own + min_gap). Recomputed here: the causal pass reads exactly what each layer held
-// when each token was fed, the anti-causal pass what each layer holds at scoring time.
+// when each token was fed, the counter-causal pass what each layer holds at scoring time.
 TEST_CASE("counter-causal over a ragged cache equals a from-scratch recomputation", "[counter-causal][reference][ragged]") {
   for (const char* name : {"stories260K", "tiny-qwen3"}) {
     KVBENCH_REQUIRE_SHARED(std::string("models/") + name);
@@ -265,7 +265,7 @@ TEST_CASE("counter-causal over a ragged cache equals a from-scratch recomputatio
         const Reads later = [&](int64_t l, int64_t kv, int64_t i, int64_t j) {
           return held(l, kv, j) && pos[j] > pos[i] + min_gap;
         };
-        const std::vector<double> want = anticausal_pass(model, past, ids, pos, rows, later,
+        const std::vector<double> want = counter_causal_pass(model, past, ids, pos, rows, later,
                                                          std::string(policy_name) == "counter-causal-fast", inv_freq);
         // Every slot holding a token carries that token's score (one per token, whichever layer holds it).
         int64_t checked = 0;

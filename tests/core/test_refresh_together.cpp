@@ -13,7 +13,7 @@
 #include "engine/refresh.h"
 #include "model/linear.h"
 #include "model_test_util.h"
-#include "policies/anticausal.h"
+#include "policies/counter_causal_pass.h"
 #include "test_support.h"
 
 using namespace kvbench;
@@ -144,17 +144,17 @@ TEST_CASE("a counter-causal pass packed over samples with many blocks each equal
   // pass_rows 48: samples of several blocks whose last block is short, packs that fill and overflow.
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{130, 1}, {47, 2}, {20, 1}, {97, 1}, {9, 3}};
   std::vector<PreparedSample> samples;
-  std::vector<AnticausalSample> passes;
+  std::vector<CounterCausalSample> passes;
   for (size_t i = 0; i < shapes.size(); ++i) {
     samples.push_back(prepare(model, "counter-causal", shapes[i].first, shapes[i].second, 7 + i));
     passes.push_back({*samples.back().cache, model.embed(samples.back().cache->token_ids()), static_cast<int64_t>(i % 2)});
   }
   for (bool with_mlp : {true, false}) {
     const int64_t first_layer = with_mlp ? 0 : model.config().num_layers - 1;
-    const std::vector<at::Tensor> joint = anticausal_scores_together(model, passes, first_layer, with_mlp, 48);
+    const std::vector<at::Tensor> joint = counter_causal_scores_together(model, passes, first_layer, with_mlp, 48);
     for (size_t i = 0; i < passes.size(); ++i) {
       INFO("sample " << i << (with_mlp ? " (full pass)" : " (last layer)"));
-      CHECK(at::equal(joint[i], anticausal_scores(model, passes[i].cache, passes[i].input, first_layer, with_mlp,
+      CHECK(at::equal(joint[i], counter_causal_scores(model, passes[i].cache, passes[i].input, first_layer, with_mlp,
                                                   passes[i].min_gap, 48)));
     }
   }

@@ -8,7 +8,7 @@
 #include "model/random_model.h"
 #include "model/sdpa_attention.h"
 #include "model_test_util.h"
-#include "policies/anticausal.h"
+#include "policies/counter_causal_pass.h"
 
 using namespace kvbench;
 using kvbench::testing::max_abs_diff;
@@ -68,9 +68,9 @@ TEST_CASE("SDPA through whole passes: chunked prefill logits and counter-causal 
   KvCache cache(cache_shape(model.config()), 1, model.options(), true);
   model.forward(testing::ids_tensor(ids), testing::position_range(0, 90), cache);
   const at::Tensor input = model.embed(cache.token_ids());
-  const at::Tensor scores = anticausal_scores(model, cache, input, 0, true, 1);
+  const at::Tensor scores = counter_causal_scores(model, cache, input, 0, true, 1);
   const SdpaOnCpu sdpa;
   // Logits of order 10 after the layers' float32 products: 1e-4 is a few dozen ulps.
   CHECK(max_abs_diff(testing::chunked_logits(model, ids, 32), logits) < 1e-4);
-  CHECK(max_abs_diff(anticausal_scores(model, cache, input, 0, true, 1), scores) < 1e-4);
+  CHECK(max_abs_diff(counter_causal_scores(model, cache, input, 0, true, 1), scores) < 1e-4);
 }

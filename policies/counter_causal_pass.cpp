@@ -1,4 +1,4 @@
-#include "policies/anticausal.h"
+#include "policies/counter_causal_pass.h"
 
 #include <algorithm>
 #include <cmath>
@@ -61,7 +61,7 @@ struct Block {
 // Groups every sample's blocks into packs that run through the layers together, up to `pack_rows` product
 // rows a pack (a block alone may have more). Packing changes no result: the weight products take each
 // block's rows as a segment of its own (model/linear.h: RowSegments), the rest is row by row or per block.
-std::vector<std::vector<Block>> pack_blocks(const std::vector<AnticausalSample>& samples, int64_t pass_rows,
+std::vector<std::vector<Block>> pack_blocks(const std::vector<CounterCausalSample>& samples, int64_t pass_rows,
                                             int64_t pack_rows) {
   std::vector<std::vector<Block>> packs;
   int64_t rows = 0;
@@ -84,7 +84,7 @@ at::Tensor pack_rows(const std::vector<at::Tensor>& parts) { return parts.size()
 
 // One pack's blocks through layers first_layer … L−1: the weight products, norms and MLP over all their
 // rows at once, attention per block over its own sample's cache. Writes each block's scores into `scores`.
-void run_pack(const Model& model, const std::vector<AnticausalSample>& samples, const std::vector<Block>& pack,
+void run_pack(const Model& model, const std::vector<CounterCausalSample>& samples, const std::vector<Block>& pack,
               int64_t first_layer, bool with_mlp, bool q_norm, std::vector<at::Tensor>& scores) {
   const int64_t hidden = model.config().hidden_size;
   std::vector<at::Tensor> inputs, ids;
@@ -100,10 +100,10 @@ void run_pack(const Model& model, const std::vector<AnticausalSample>& samples, 
     std::vector<at::Tensor> attended;
     int64_t row = 0;
     for (const Block& b : pack) {
-      const AnticausalSample& sample = samples[b.sample];
+      const CounterCausalSample& sample = samples[b.sample];
       // Contiguous: the block's queries have one memory layout whatever they were packed with.
       const at::Tensor block_q = q.narrow(0, row, b.product_rows).contiguous().unflatten(0, {sample.input.size(0), b.rows});
-      attended.push_back(anticausal_attention(model, sample.cache, l, block_q, sample.min_gap, b.begin).flatten(0, 1));
+      attended.push_back(counter_causal_attention(model, sample.cache, l, block_q, sample.min_gap, b.begin).flatten(0, 1));
       row += b.product_rows;
     }
     x = model.attention_residual(l, x, pack_rows(attended), segments);
@@ -120,7 +120,7 @@ void run_pack(const Model& model, const std::vector<AnticausalSample>& samples, 
 
 }  // namespace
 
-at::Tensor anticausal_attention(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& q_heads,
+at::Tensor counter_causal_attention(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& q_heads,
                                 int64_t min_gap, int64_t first_row, int64_t block_rows) {
   const int64_t B = q_heads.size(0), rows = q_heads.size(1);
   const ModelConfig& c = model.config();
@@ -152,17 +152,17 @@ at::Tensor anticausal_attention(const Model& model, const KvCache& cache, int64_
   return attended.view({B, rows, c.num_heads * c.head_dim});
 }
 
-at::Tensor anticausal_attention_residual(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& x,
+at::Tensor counter_causal_attention_residual(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& x,
                                          int64_t min_gap, int64_t first_row, int64_t block_rows) {
   const at::Tensor q = model.query_heads(layer, model.rms_norm(x, model.weights().layers[layer].input_norm));
-  return model.attention_residual(layer, x, anticausal_attention(model, cache, layer, q, min_gap, first_row, block_rows));
+  return model.attention_residual(layer, x, counter_causal_attention(model, cache, layer, q, min_gap, first_row, block_rows));
 }
 
-std::vector<at::Tensor> anticausal_scores_together(const Model& model, const std::vector<AnticausalSample>& samples,
+std::vector<at::Tensor> counter_causal_scores_together(const Model& model, const std::vector<CounterCausalSample>& samples,
                                                    int64_t first_layer, bool with_mlp, int64_t pass_rows,
                                                    bool q_norm) {
   std::vector<at::Tensor> scores;
-  for (const AnticausalSample& s : samples)
+  for (const CounterCausalSample& s : samples)
     scores.push_back(at::empty({s.input.size(0), s.cache.held_tokens()}, s.input.options().dtype(at::kFloat)));
   // A pack's activations (rows × the MLP's width) within a few MiB, as one block of pass_rows of a 0.5B model.
   const int64_t pack_rows = std::max(pass_rows, kPackBytes / (4 * std::max(model.config().intermediate_size,
@@ -172,12 +172,12 @@ std::vector<at::Tensor> anticausal_scores_together(const Model& model, const std
   return scores;
 }
 
-at::Tensor anticausal_scores(const Model& model, const KvCache& cache, const at::Tensor& input, int64_t first_layer,
+at::Tensor counter_causal_scores(const Model& model, const KvCache& cache, const at::Tensor& input, int64_t first_layer,
                              bool with_mlp, int64_t min_gap, int64_t pass_rows) {
-  return anticausal_scores_together(model, {{cache, input, min_gap}}, first_layer, with_mlp, pass_rows).front();
+  return counter_causal_scores_together(model, {{cache, input, min_gap}}, first_layer, with_mlp, pass_rows).front();
 }
 
-double anticausal_pass_flops(const ModelConfig& config, int64_t n, int64_t min_gap, int64_t layers, bool with_mlp) {
+double counter_causal_pass_flops(const ModelConfig& config, int64_t n, int64_t min_gap, int64_t layers, bool with_mlp) {
   const double hidden = static_cast<double>(config.hidden_size), width = static_cast<double>(config.num_heads * config.head_dim);
   const double m = static_cast<double>(std::max<int64_t>(0, n - min_gap - 1)), pairs = m * (m + 1) / 2;
   const double weights_per_row = 2 * hidden * width + (with_mlp ? 3 * hidden * config.intermediate_size : 0.0);
@@ -204,22 +204,22 @@ at::Tensor scores_per_slot(const KvCache& cache, const at::Tensor& token_scores)
 }
 }  // namespace
 
-KeepRule AnticausalPolicy::keep_rule(const CacheBudget& budget) const {
+KeepRule CounterCausalBase::keep_rule(const CacheBudget& budget) const {
   return {/*keep_lowest=*/true, std::max(budget.recent, budget.min_gap + 1), Granularity::Token};
 }
 
-at::Tensor AnticausalPolicy::score(const ScoringContext& context) { return score_together({{*this, context}}).front(); }
+at::Tensor CounterCausalBase::score(const ScoringContext& context) { return score_together({{*this, context}}).front(); }
 
 // The samples' policies are all of this kind, and the pass has no state: this instance runs it for all.
-std::vector<at::Tensor> AnticausalPolicy::score_together(const std::vector<SampleScoring>& samples) {
-  std::vector<AnticausalSample> passes;
-  AnticausalPass shape;
+std::vector<at::Tensor> CounterCausalBase::score_together(const std::vector<SampleScoring>& samples) {
+  std::vector<CounterCausalSample> passes;
+  CounterCausalPass shape;
   for (const SampleScoring& s : samples) {
     shape = pass(s.context);
     passes.push_back({s.context.cache, shape.input, s.context.budget.min_gap});
   }
   std::vector<at::Tensor> scores =
-      anticausal_scores_together(samples.front().context.model, passes, shape.first_layer, shape.with_mlp,
+      counter_causal_scores_together(samples.front().context.model, passes, shape.first_layer, shape.with_mlp,
                                  kPassRows, q_norm_);
   for (size_t i = 0; i < samples.size(); ++i)
     if (samples[i].context.cache.ragged()) scores[i] = scores_per_slot(samples[i].context.cache, scores[i]);

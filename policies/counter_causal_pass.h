@@ -16,22 +16,22 @@
 
 namespace kvbench {
 
-// One layer's anti-causal attention of the entries first_row … first_row + rows − 1 of `cache` (its held
+// One layer's counter-causal attention of the entries first_row … first_row + rows − 1 of `cache` (its held
 // tokens, KvCache::held_token_ids), from their
 // query heads q [B, rows, H, D] before RoPE (Model::query_heads): [B, rows, H·D]. Query rows are attended
 // `block_rows` at a time (0: as many as keep one block's mask within a few MiB, at least 32).
-at::Tensor anticausal_attention(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& q,
+at::Tensor counter_causal_attention(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& q,
                                 int64_t min_gap, int64_t first_row = 0, int64_t block_rows = 0);
 
 // The same as a residual: x [B, rows, hidden] → x + o_proj(attention).
-at::Tensor anticausal_attention_residual(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& x,
+at::Tensor counter_causal_attention_residual(const Model& model, const KvCache& cache, int64_t layer, const at::Tensor& x,
                                          int64_t min_gap, int64_t first_row = 0, int64_t block_rows = 0);
 
-constexpr int64_t kPassRows = 512;  // see anticausal_scores_together
+constexpr int64_t kPassRows = 512;  // see counter_causal_scores_together
 
 // One sample of a scoring pass: its cache, the input of the pass's first layer for its entries
 // [B, n, hidden], its min_gap.
-struct AnticausalSample {
+struct CounterCausalSample {
   const KvCache& cache;
   at::Tensor input;
   int64_t min_gap = 0;
@@ -46,44 +46,44 @@ struct AnticausalSample {
 // sample's cache. So each sample's scores are bitwise those of its own pass
 // (tests/core/test_refresh_together.cpp).
 // `q_norm` false: the fresh queries skip Qwen3's q_norm, as the paper's code computes them.
-std::vector<at::Tensor> anticausal_scores_together(const Model& model, const std::vector<AnticausalSample>& samples,
+std::vector<at::Tensor> counter_causal_scores_together(const Model& model, const std::vector<CounterCausalSample>& samples,
                                                    int64_t first_layer, bool with_mlp, int64_t pass_rows = kPassRows,
                                                    bool q_norm = true);
 
-// anticausal_scores_together for one sample.
-at::Tensor anticausal_scores(const Model& model, const KvCache& cache, const at::Tensor& input, int64_t first_layer,
+// counter_causal_scores_together for one sample.
+at::Tensor counter_causal_scores(const Model& model, const KvCache& cache, const at::Tensor& input, int64_t first_layer,
                              bool with_mlp, int64_t min_gap, int64_t pass_rows = kPassRows);
 
-// Floating-point operations of one anti-causal scoring pass over n entries through `layers` layers
+// Floating-point operations of one counter-causal scoring pass over n entries through `layers` layers
 // (the last ones), with or without each layer's MLP — the work it must do, a multiply-add counted as 2:
 //   per layer   2·n·hidden·(H·D [q_proj] + H·D [o_proj] (+ 3·intermediate [gate, up, down] with MLP))
 //             + 4·H·D·P  (q·k and p·v over the P allowed (query, key) pairs; P = m(m+1)/2, m = n − min_gap − 1)
 //   once        2·n·hidden (each entry's own-token row of the LM head).
 // Norms, RoPE, softmax, biases and residual adds are not counted; neither are k/v projections (the
 // pass reuses the cached K/V) nor masked-out products.
-double anticausal_pass_flops(const ModelConfig& config, int64_t n, int64_t min_gap, int64_t layers, bool with_mlp);
+double counter_causal_pass_flops(const ModelConfig& config, int64_t n, int64_t min_gap, int64_t layers, bool with_mlp);
 
 // Where a counter-causal policy's pass starts: the input [B, n, hidden] of layer `first_layer`.
-struct AnticausalPass {
+struct CounterCausalPass {
   at::Tensor input;
   int64_t first_layer = 0;
   bool with_mlp = true;
 };
 
-// counter-causal and counter-causal-fast: the scores of one anti-causal pass, which has no per-sample
-// state, so samples that refresh at the same step share one (anticausal_scores_together). Entries with no
+// counter-causal and counter-causal-fast: the scores of one counter-causal pass, which has no per-sample
+// state, so samples that refresh at the same step share one (counter_causal_scores_together). Entries with no
 // future (the newest min_gap + 1) always stay. Scores are [B, n] token-level, [B, L, KV, N] for a ragged cache.
-class AnticausalPolicy : public Policy {
+class CounterCausalBase : public Policy {
  public:
   // `options.queries_without_q_norm`: the fresh queries as the paper's code projects them (no Qwen3 q_norm).
-  explicit AnticausalPolicy(const PolicyOptions& options) : q_norm_(!options.queries_without_q_norm) {}
+  explicit CounterCausalBase(const PolicyOptions& options) : q_norm_(!options.queries_without_q_norm) {}
   KeepRule keep_rule(const CacheBudget& budget) const override;
   ScoreKind score_kind() const override { return ScoreKind::PerToken; }
   at::Tensor score(const ScoringContext& context) override;
   std::vector<at::Tensor> score_together(const std::vector<SampleScoring>& samples) override;
 
  protected:
-  virtual AnticausalPass pass(const ScoringContext& context) const = 0;
+  virtual CounterCausalPass pass(const ScoringContext& context) const = 0;
 
  private:
   bool q_norm_;
