@@ -6,9 +6,10 @@
 #include <filesystem>
 
 #include "api/kvbench.h"
+#include "api/machine.h"
+#include "api/policy.h"
 #include "cli/commands.h"
 #include "common/error.h"
-#include "policies/layer_scores.h"
 #include "python_policy.h"
 
 namespace kvbench::python {
@@ -252,5 +253,5 @@ PYBIND11_MODULE(_kvbench, m) {
   });
   m.def("policy_names", &policy_names);
   m.def("main", &run_cli);
-  m.def("tune_allocator", &cli::tune_allocator);
+  m.def("tune_allocator", &api::tune_allocator);
 }

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "policies/policy.h"
+#include "api/policy.h"
 
 namespace kvbench::python {
 

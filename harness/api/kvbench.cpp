@@ -3,17 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 
 #include "common/error.h"
-#include "common/json_file.h"
 #include "engine/allocator.h"
 #include "model/random_model.h"
 #include "report/niah.h"
 #include "report/attention_loss.h"
 #include "report/fidelity.h"
 #include "report/overlap.h"
-#include "run/progress.h"
 
 namespace kvbench::api {
 
@@ -213,91 +210,6 @@ JobRun run(const JobConfig& job, const RunRequest& request, const LoadedModel* m
                          {request.force, request.progress, request.label.empty() ? job_label(job) : request.label, batch,
                           request.after_sample});
   return done;
-}
-
-namespace {
-
-// model.ID=PATH entries go to `paths`, FIELD=VALUE to `fields`.
-void parse_sets(const SweepRequest& request, ModelPaths& paths, std::map<std::string, json>& fields) {
-  for (const auto& item : request.sets) {
-    const auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) fail("--set {}: expected model.ID=PATH or FIELD=VALUE", item);
-    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    if (key.rfind("model.", 0) == 0) {
-      paths.explicit_paths[key.substr(6)] = value;
-      continue;
-    }
-    const json parsed = json::parse(value, nullptr, false);
-    fields[key] = parsed.is_discarded() ? json(value) : parsed;
-  }
-  if (request.limit > 0) fields["limit"] = request.limit;
-}
-
-std::filesystem::path data_root_of(const SweepRequest& request) {
-  return request.data_root.empty() ? default_data_root() : request.data_root;
-}
-
-void resolve_models_and_sets(SweepPlan& plan, const SweepRequest& request) {
-  ModelPaths paths{request.models_dir, {}};
-  std::map<std::string, json> fields;
-  parse_sets(request, paths, fields);
-  for (auto& entry : plan.jobs) {
-    const std::string id = entry.job.model;
-    entry.job.model = resolve_model_path(id, paths);
-    plan.model_ids[entry.job.model] = id;
-  }
-  apply_job_overrides(plan.jobs, fields);
-}
-
-}  // namespace
-
-SweepPlan plan_sweep(const std::filesystem::path& config, const SweepRequest& request) {
-  if (!is_recipe(read_json_file(config))) return plan_sweep(read_json_file(config), config.string(), request);
-  SweepPlan plan;
-  plan.recipe = load_recipe(config, {request.output_dir, data_root_of(request), request.scorers_dir});
-  plan.output_dir = plan.recipe->output_dir;
-  for (const auto& job : plan.recipe->jobs) plan.jobs.push_back(job.entry);
-  resolve_models_and_sets(plan, request);
-  return plan;
-}
-
-SweepPlan plan_sweep(const json& config, const std::string& name, const SweepRequest& request) {
-  Sweep sweep = expand_sweep(config, name, request.output_dir, data_root_of(request));
-  SweepPlan plan{sweep.output_dir, std::move(sweep.jobs), {}, std::nullopt};
-  resolve_models_and_sets(plan, request);
-  return plan;
-}
-
-SweepTotals run_sweep(const std::vector<SweepJob>& jobs, const SweepRunOptions& options,
-                      const std::function<void(const SweepJob&, const std::string&, const RunOutcome&)>& done) {
-  std::optional<LoadedModel> loaded;
-  std::string loaded_key;
-  SweepTotals totals;
-  totals.jobs = static_cast<int64_t>(jobs.size());
-  const auto start = std::chrono::steady_clock::now();
-  for (const auto& entry : jobs) {
-    const std::string label = fmt::format("[{}/{}] {}", totals.run + totals.skipped + totals.held + 1, jobs.size(),
-                                          entry.label);
-    RunOutcome outcome;
-    if (check_output(entry.out, entry.job, options.force) == OutputState::Complete) {
-      tidy_complete(entry.out);
-      outcome.already_complete = true;
-    } else {
-      const std::string key = entry.job.model + "|" + entry.job.device + "|" + entry.job.dtype;
-      if (key != loaded_key) {
-        loaded.reset();
-        loaded.emplace(load_job_model(entry.job));
-        loaded_key = key;
-      }
-      outcome = run(entry.job, {entry.out, options.force, options.progress, label, options.batch, options.after_sample},
-                    &*loaded)
-                    .outcome;
-    }
-    ++(outcome.held ? totals.held : outcome.already_complete ? totals.skipped : totals.run);
-    if (done) done(entry, label, outcome);
-  }
-  totals.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return totals;
 }
 
 namespace {

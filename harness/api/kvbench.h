@@ -1,6 +1,7 @@
 // kvbench as a library: what a program does with it, one call each — load a model, generate with eviction,
-// run a job, run a sweep, read a results file, add a policy of its own. The CLI's subcommands (cli/) parse
-// options into these calls and print what they return; the Python module (python/) binds the same calls.
+// run a job, run a sweep (api/sweep.h), read a results file, add a policy of its own. The CLI's subcommands
+// (cli/) parse options into these calls and print what they return; the Python module (python/) binds the same
+// calls.
 #pragma once
 #include <filesystem>
 #include <functional>
@@ -8,15 +9,14 @@
 #include <string>
 #include <vector>
 
+#include "api/sweep.h"
 #include "engine/generate.h"
 #include "io/results.h"
 #include "model/model.h"
 #include "policies/policy.h"
 #include "report/tables.h"
 #include "run/job.h"
-#include "run/recipe.h"
 #include "run/runner.h"
-#include "run/sweep.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvbench::api {
@@ -95,40 +95,6 @@ struct JobRun {
   RunOutcome outcome;
 };
 JobRun run(const JobConfig& resolved_job, const RunRequest& request, const LoadedModel* model = nullptr);
-
-// A sweep or recipe with its models resolved on this machine and overrides applied.
-struct SweepRequest {
-  std::filesystem::path output_dir;   // overrides the config's
-  std::filesystem::path data_root;    // empty: default_data_root()
-  std::string models_dir;             // where model ids resolve (run/recipe.h)
-  std::string scorers_dir = "scorers";
-  std::vector<std::string> sets;      // model.ID=PATH or FIELD=VALUE (VALUE as JSON when it parses)
-  int64_t limit = 0;
-};
-struct SweepPlan {
-  std::filesystem::path output_dir;
-  std::vector<SweepJob> jobs;
-  std::map<std::string, std::string> model_ids;  // resolved directory → the model as the config names it
-  std::optional<Recipe> recipe;
-};
-SweepPlan plan_sweep(const std::filesystem::path& config, const SweepRequest& request);
-// The same from a parsed sweep config (not a recipe); `name` stands for its file in errors.
-SweepPlan plan_sweep(const json& config, const std::string& name, const SweepRequest& request);
-
-// Runs the jobs in order, loading each model once while consecutive jobs share it; a complete job is skipped.
-// `done` hears of every job: its outcome (held: another process runs it; already_complete: skipped).
-struct SweepRunOptions {
-  bool force = false;
-  bool progress = true;
-  int64_t batch = 0;
-  std::function<void()> after_sample;  // RunOptions::after_sample
-};
-struct SweepTotals {
-  int64_t jobs = 0, run = 0, skipped = 0, held = 0;
-  double seconds = 0.0;
-};
-SweepTotals run_sweep(const std::vector<SweepJob>& jobs, const SweepRunOptions& options,
-                      const std::function<void(const SweepJob&, const std::string& label, const RunOutcome&)>& done = {});
 
 // `kvbench report`'s tables (overview, policies, aime, accuracy-vs-j, key-retention, by-retention, latency,
 // paired, overlap, overlap-refreshes, fidelity, attention-loss) of the results files that pass `filter`.

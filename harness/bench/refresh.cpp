@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "bench/bench.h"
+#include "api/bench.h"
 #include "bench/measure.h"
 
 namespace kvbench::bench {

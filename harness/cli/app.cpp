@@ -1,26 +1,16 @@
 // The command line: the root app and its subcommands (cli/cmd_*.cpp), run by the kvbench executable and by
 // the Python module's `python -m kvbench`.
-#include <malloc.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "api/machine.h"
 #include "cli/commands.h"
 #include "common/error.h"
-#include "model/cpu_threads.h"
 
 namespace kvbench::cli {
-
-void tune_allocator() {
-  // Large temporaries (a long cache's attention scores: 67 MiB a block at n = 65536) are reused from the
-  // heap, not mapped and unmapped each time: glibc maps anything over 32 MiB afresh, and zeroing its new
-  // pages took half of a counter-causal pass at n = 65536 (page faults and memset in the profile). The
-  // cost: up to 1 GiB freed at the top of the heap stays with the process (bench refresh trims it itself).
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-}
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -30,7 +20,7 @@ int main(int argc, char** argv) {
   bool verbose = false;
   int threads = 0;
   app.add_flag("-v,--verbose", verbose, "Debug logging");
-  app.set_version_flag("--version", [] { return kvbench::cli::build_description(); });
+  app.set_version_flag("--version", [] { return api::build_description(); });
   // Default (model/cpu_threads.h): one thread per logical CPU, large products on one per physical core,
   // BLAS single-threaded inside that pool; --threads N fixes the count, as bit-for-bit training and
   // processes side by side need.
@@ -40,7 +30,7 @@ int main(int argc, char** argv) {
                  "or for processes side by side)");
   app.parse_complete_callback([&] {
     spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
-    kvbench::set_cpu_threads(threads > 0 ? threads : kvbench::default_cpu_threads());
+    api::set_threads(threads);
   });
   // Logs go to stderr: stdout carries results (graded JSONL, tables) that a log line must not corrupt.
   if (!spdlog::get("kvbench")) spdlog::set_default_logger(spdlog::stderr_color_mt("kvbench"));

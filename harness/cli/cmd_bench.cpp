@@ -1,9 +1,7 @@
 // `kvbench bench`: the options of the benchmarks in harness/bench (figures for issue notes, not tests).
-#include <fmt/format.h>
-
 #include <iostream>
 
-#include "bench/bench.h"
+#include "api/bench.h"
 #include "cli/commands.h"
 #include "cli/options.h"
 

@@ -4,10 +4,10 @@
 
 #include <iostream>
 
+#include "api/data.h"
+#include "api/kvbench.h"
 #include "cli/commands.h"
 #include "common/error.h"
-#include "run/datasets.h"
-#include "run/runner.h"
 
 namespace kvbench::cli {
 

@@ -10,10 +10,8 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "api/registries.h"
 #include "common/spec.h"
-#include "engine/allocator.h"
-#include "policies/policy.h"
-#include "run/profile.h"
 
 namespace kvbench::cli {
 
@@ -36,54 +34,38 @@ std::string knobs_text(const nlohmann::json& knobs) {
 // The README's tables: a row per registered name, nothing that changes when another one is added.
 void print_policy_table() {
   std::cout << "| policy | what it keeps | knobs (defaults) |\n|---|---|---|\n";
-  for (const std::string& name : policy_names()) {
-    const auto policy = make_policy(name);
-    std::cout << fmt::format("| `{}` | {} | {} |\n", name, policy->summary(), knobs_text(policy->knob_settings()));
-  }
+  for (const api::PolicyInfo& policy : api::policies())
+    std::cout << fmt::format("| `{}` | {} | {} |\n", policy.name, policy.summary, knobs_text(policy.knobs));
 }
 
 void print_allocator_table() {
   std::cout << "| allocator | what it does with J | knobs (defaults) |\n|---|---|---|\n";
-  for (const std::string& name : allocator_names()) {
-    const Allocator& allocator = find_allocator(name);
-    std::cout << fmt::format("| `{}` | {} | {} |\n", name, allocator.summary(), knobs_text(allocator.knob_settings()));
-  }
+  for (const api::AllocatorInfo& allocator : api::allocators())
+    std::cout << fmt::format("| `{}` | {} | {} |\n", allocator.name, allocator.summary, knobs_text(allocator.knobs));
 }
 
-// What a results file's config may hold for each allocator (tests/scripts/check_results_schema.py).
 void print_allocator_json() {
   nlohmann::json out = nlohmann::json::array();
-  for (const std::string& name : allocator_names()) {
-    const Allocator& allocator = find_allocator(name);
-    out.push_back({{"name", name},
-                   {"summary", allocator.summary()},
-                   {"ragged", allocator.ragged()},
-                   {"knobs", allocator.knob_settings()},
-                   {"policies", allocator.needs() == ScoreKind::ByPosition ? policy_names()
-                                                                            : policies_served(allocator)}});
-  }
+  for (const api::AllocatorInfo& allocator : api::allocators())
+    out.push_back({{"name", allocator.name},
+                   {"summary", allocator.summary},
+                   {"ragged", allocator.ragged},
+                   {"knobs", allocator.knobs},
+                   {"policies", allocator.policies}});
   std::cout << out.dump(1) << "\n";
 }
 
 void print_policy_json() {
   nlohmann::json out = nlohmann::json::array();
-  for (const std::string& name : policy_names()) {
-    const auto policy = make_policy(name);
-    out.push_back({{"name", name},
-                   {"summary", policy->summary()},
-                   {"knobs", policy->knob_settings()},
-                   {"scores", policy->score_kind() == ScoreKind::ByPosition ? "none"
-                              : policy->score_kind() == ScoreKind::PerToken ? "per token"
-                                                                            : "per KV head"}});
-  }
+  for (const api::PolicyInfo& policy : api::policies())
+    out.push_back({{"name", policy.name}, {"summary", policy.summary}, {"knobs", policy.knobs}, {"scores", policy.scores}});
   std::cout << out.dump(1) << "\n";
 }
 
-// Where the paper's code and kvbench's default differ, and what --profile reference does about it.
 void print_profile_table() {
   std::cout << "| behaviour | the paper's code = `--profile reference` | kvbench's default (`--profile kvbench`) |\n"
                "|---|---|---|\n";
-  for (const ProfileBehaviour& row : profile_behaviours())
+  for (const api::ProfileRow& row : api::profile_rows())
     std::cout << fmt::format("| {} | {} | {} |\n", row.behaviour, row.reference, row.kvbench);
 }
 
@@ -93,9 +75,14 @@ void print_list(const ListOptions& o) {
   if (o.what == "policies" && o.markdown) return print_policy_table();
   if (o.what == "policies" && o.json) return print_policy_json();
   if (o.what == "profiles" && o.markdown) return print_profile_table();
-  const std::vector<std::string> names =
-      o.what == "allocators" ? allocator_names() : o.what == "profiles" ? profile_names() : policy_names();
-  for (const std::string& name : names) std::cout << name << "\n";
+  if (o.what == "profiles") {
+    for (const std::string& name : api::profile_names()) std::cout << name << "\n";
+    return;
+  }
+  if (o.what == "allocators")
+    for (const api::AllocatorInfo& allocator : api::allocators()) std::cout << allocator.name << "\n";
+  else
+    for (const api::PolicyInfo& policy : api::policies()) std::cout << policy.name << "\n";
 }
 
 }  // namespace

@@ -3,8 +3,8 @@
 
 #include <iostream>
 
+#include "api/data.h"
 #include "cli/commands.h"
-#include "run/models_cache.h"
 
 namespace kvbench::cli {
 

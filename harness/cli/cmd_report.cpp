@@ -4,12 +4,10 @@
 #include <iostream>
 #include <map>
 
+#include "api/kvbench.h"
+#include "api/report.h"
 #include "cli/commands.h"
 #include "common/error.h"
-#include "io/hdf5.h"
-#include "api/kvbench.h"
-#include "report/recipe_report.h"
-#include "run/runner.h"
 
 namespace kvbench::cli {
 
@@ -23,20 +21,18 @@ struct ReportOptions {
 };
 
 // The recipe's tables, paper beside measured; the recipe's documented choices under them.
-std::string recipe_report(const ReportOptions& o, const std::vector<JobResults>& jobs) {
-  const Recipe recipe = load_recipe(o.recipe, {{}, default_data_root(), "scorers"});
+std::string recipe_report(const ReportOptions& o) {
+  const api::RecipeReport report = api::recipe_report(o.recipe, {o.files.begin(), o.files.end()});
   std::string out;
-  for (const auto& table : recipe_tables(recipe, jobs)) out += render(table, o.format) + "\n";
+  for (const auto& table : report.tables) out += render(table, o.format) + "\n";
   if (o.format == "md")
-    for (const auto& choice : recipe.choices) out += "- choice: " + choice + "\n";
+    for (const auto& choice : report.choices) out += "- choice: " + choice + "\n";
   return out;
 }
 
 void report_command(const ReportOptions& o) {
   if (!o.recipe.empty()) {
-    std::vector<JobResults> jobs;
-    for (const auto& file : o.files) jobs.push_back(load_job_results(file));
-    std::cout << recipe_report(o, jobs);
+    std::cout << recipe_report(o);
     return;
   }
   TableFilter filter;
@@ -144,7 +140,7 @@ void add_report_command(CLI::App& app) {
   inspect->add_option("file", *file, "Results file (.h5)")->required()->check(CLI::ExistingFile);
   inspect->add_flag("--reseal", *reseal, "Accept the file's current contents: write a new checksum, then summarise");
   inspect->callback([file, reseal] {
-    if (*reseal) h5::seal(*file);
+    if (*reseal) api::reseal(*file);
     inspect_command(*file);
   });
 }

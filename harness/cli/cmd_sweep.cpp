@@ -2,33 +2,17 @@
 // `kvbench merge`: gathers the results files of sweep shards into one directory.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <map>
-#include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
+#include "api/sweep.h"
 #include "cli/commands.h"
 #include "cli/job_support.h"
 #include "common/error.h"
-#include "common/json_file.h"
-#include "io/results.h"
-#include "run/profile.h"
-#include "run/progress.h"
-#include "api/kvbench.h"
-#include "run/cost.h"
-#include "run/recipe.h"
-#include "run/sweep.h"
-#include "tasks/task.h"
 
 namespace kvbench::cli {
 
@@ -48,12 +32,6 @@ api::SweepRequest sweep_request(const SweepOptions& o) {
 
 api::SweepPlan plan_sweep(const SweepOptions& o) { return api::plan_sweep(o.config, sweep_request(o)); }
 
-void write_text_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream file(path, std::ios::binary);
-  if (!(file << text)) fail("{}: cannot write file", path.string());
-}
-
-// The options that shape the jobs travel into the script's command line.
 // The sweep options every array task needs too, as words for the script's command line.
 std::vector<std::string> forwarded_options(const SweepOptions& o) {
   std::vector<std::string> words;
@@ -68,15 +46,8 @@ std::vector<std::string> forwarded_options(const SweepOptions& o) {
 }
 
 void emit_slurm(const SweepOptions& o, const api::SweepPlan& plan) {
-  const int64_t shards = o.slurm_shards > 0 ? o.slurm_shards : static_cast<int64_t>(plan.jobs.size());
-  const std::filesystem::path self = std::filesystem::canonical("/proc/self/exe");
-  const std::filesystem::path output_dir = std::filesystem::absolute(plan.output_dir);
-  // SLURM opens each task's log (#SBATCH --output, in the output directory) before the script runs.
-  std::error_code error;
-  std::filesystem::create_directories(output_dir, error);
-  if (error) fail("{}: cannot create the output directory ({})", output_dir.string(), error.message());
-  write_text_file(o.emit_slurm, slurm_script(self, std::filesystem::absolute(o.config), output_dir,
-                                             forwarded_options(o), shards, o.sbatch));
+  const int64_t shards =
+      api::write_slurm_script(plan, {o.emit_slurm, o.config, forwarded_options(o), o.sbatch, o.slurm_shards});
   fmt::print(stderr, "wrote {}: {} jobs in {} array tasks; submit with `sbatch {}`\n", o.emit_slurm, plan.jobs.size(),
              shards, o.emit_slurm);
 }
@@ -101,136 +72,24 @@ void run_jobs(const SweepOptions& o, const std::vector<SweepJob>& jobs) {
              totals.skipped, held_note, format_duration(totals.seconds));
 }
 
-// This process's command line (argv), from /proc/self/cmdline.
-std::vector<std::string> own_command_line() {
-  std::ifstream file("/proc/self/cmdline", std::ios::binary);
-  std::vector<std::string> words;
-  for (std::string word; std::getline(file, word, '\0');) words.push_back(word);
-  if (words.empty()) fail("/proc/self/cmdline: cannot read this process's command line");
-  return words;
-}
-
-// The same command line for one of --workers' processes: --workers dropped, --as-worker added.
-std::vector<std::string> worker_command_line() {
-  std::vector<std::string> words;
-  const std::vector<std::string> own = own_command_line();
-  for (size_t i = 0; i < own.size(); ++i) {
-    if (own[i] == "--workers") {
-      ++i;  // and its value
-      continue;
-    }
-    if (own[i].rfind("--workers=", 0) == 0) continue;
-    words.push_back(own[i]);
-  }
-  words.push_back("--as-worker");
-  return words;
-}
-
-// --workers N: N processes of this same sweep, each with its own model and --threads, each running the next job
-// that no process holds (run/job_lock.h), so the jobs spread over them as they finish and each job runs once,
-// exactly as one process runs it. A worker dies with this process.
+// --workers N: N processes of this same sweep sharing its jobs (run/workers.h).
 void run_workers(const SweepOptions& o, size_t jobs) {
   if (o.force) fail("--force with --workers: the workers would rerun each other's finished jobs; run with --workers 1");
-  const std::filesystem::path self = std::filesystem::canonical("/proc/self/exe");
-  std::vector<std::string> words = worker_command_line();
-  std::vector<char*> argv;
-  for (std::string& word : words) argv.push_back(word.data());
-  argv.push_back(nullptr);
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<pid_t> children;
-  for (int64_t w = 0; w < o.workers; ++w) {
-    const pid_t pid = fork();
-    if (pid < 0) fail("--workers: cannot start a worker process ({})", std::strerror(errno));
-    if (pid == 0) {  // only async-signal-safe calls until exec
-      prctl(PR_SET_PDEATHSIG, SIGTERM);
-      execv(self.c_str(), argv.data());
-      _exit(127);
-    }
-    children.push_back(pid);
-  }
-  int64_t failed = 0;
-  for (pid_t pid : children) {
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (failed > 0) fail("{} of {} worker processes failed (see their messages above); rerun to resume", failed, o.workers);
+  const double seconds = kvbench::run_workers(o.workers);
   fmt::print(stderr, "sweep: {} jobs in {} worker processes in {}\n", jobs, o.workers, format_duration(seconds));
 }
 
-// Per job: token counts when its tokenizer and data are here, the estimate when its model was benchmarked.
-struct JobCost {
-  std::optional<Workload> workload;
-  std::optional<Speed> speed;
-};
-
-std::string cost_key(const JobConfig& job) {
-  return fmt::format("{}|{}|{}|{}|{}|{}", job.model, job.device, job.dtype, job.policy, job.budget.J, job.budget.h);
-}
-
-std::string prompts_key(const JobConfig& job) {
-  return fmt::format("{}|{}|{}|{}|{}|{}", job.model, job.task, job.data, job.prompt_mode, job.limit,
-                     fmt::join(job.samples, ","));
-}
-
-bool has_inputs(const JobConfig& job) {
-  if (!Tokenizer::available(job.tokenizer.empty() ? job.model : job.tokenizer)) return false;
-  for (const auto& file : tasks::make_task(job.task)->files_read(job.data))
-    if (!std::filesystem::exists(file)) return false;
-  return true;
-}
-
-// Measures each (model, policy, J, h) once, loading each model once.
-std::map<std::string, Speed> benchmark(const std::vector<SweepJob>& jobs) {
-  std::map<std::string, Speed> speeds;
-  std::vector<std::string> models;
-  for (const auto& entry : jobs)
-    if (has_inputs(entry.job) && std::find(models.begin(), models.end(), entry.job.model) == models.end())
-      models.push_back(entry.job.model);
-  for (const auto& model : models) {
-    std::optional<api::LoadedModel> loaded;
-    for (const auto& entry : jobs) {
-      if (entry.job.model != model || speeds.count(cost_key(entry.job))) continue;
-      if (!loaded) loaded.emplace(api::load_job_model(entry.job));
-      const Speed s = measure_speed(loaded->model, entry.job);
-      speeds[cost_key(entry.job)] = s;
-      fmt::print("  bench {} {} J={} h={} on {}: prefill {:.0f} tok/s, decode {:.1f} tok/s, refresh {:.2f} ms\n",
-                 entry.job.model, entry.job.policy, entry.job.budget.J, entry.job.budget.h, entry.job.device,
-                 s.prefill_tokens_per_s, s.decode_tokens_per_s, s.refresh_ms);
-    }
-  }
-  return speeds;
-}
-
-std::vector<JobCost> job_costs(const std::vector<SweepJob>& jobs, const std::map<std::string, Speed>& speeds) {
-  std::map<std::string, std::vector<int64_t>> lengths;
-  std::map<std::string, Tokenizer> tokenizers;
-  std::vector<JobCost> costs;
-  for (const auto& entry : jobs) {
-    JobCost cost;
-    const JobConfig& job = entry.job;
-    if (has_inputs(job)) {
-      if (!tokenizers.count(job.model)) tokenizers.emplace(job.model, Tokenizer::load(job.model));
-      if (!lengths.count(prompts_key(job))) lengths[prompts_key(job)] = prompt_lengths(job, tokenizers.at(job.model));
-      cost.workload = job_workload(job, lengths.at(prompts_key(job)));
-    }
-    const auto speed = speeds.find(cost_key(job));
-    if (speed != speeds.end()) cost.speed = speed->second;
-    costs.push_back(cost);
-  }
-  return costs;
+void print_bench(const JobConfig& job, const Speed& s) {
+  fmt::print("  bench {} {} J={} h={} on {}: prefill {:.0f} tok/s, decode {:.1f} tok/s, refresh {:.2f} ms\n", job.model,
+             job.policy, job.budget.J, job.budget.h, job.device, s.prefill_tokens_per_s, s.decode_tokens_per_s,
+             s.refresh_ms);
 }
 
 // Each profile's jobs, and for kvbench's default where its jobs would run otherwise than the paper's code.
 void print_profiles(const std::vector<SweepJob>& jobs) {
   std::map<std::string, int64_t> count;
-  std::set<std::string> differences;
-  for (const SweepJob& j : jobs) {
-    ++count[j.job.profile];
-    for (const std::string& d : differences_from_paper(j.job)) differences.insert(d);
-  }
+  for (const SweepJob& j : jobs) ++count[j.job.profile];
+  const std::set<std::string> differences = api::differences_from_paper(jobs);
   for (const auto& [profile, n] : count) fmt::print("profile {}: {} jobs\n", profile, n);
   if (!differences.empty())
     fmt::print("  kvbench's profile differs from the paper's code here in: {} (--set profile=reference reproduces "
@@ -250,7 +109,7 @@ void print_dry_run(const api::SweepPlan& plan, const std::vector<SweepJob>& jobs
   print_profiles(jobs);
   if (!missing.empty()) fmt::print("missing ({}; their jobs have no counts or estimate):\n  {}\n", missing.size(),
                                    fmt::join(missing, "\n  "));
-  const std::vector<JobCost> costs = job_costs(jobs, bench ? benchmark(jobs) : std::map<std::string, Speed>{});
+  const std::vector<JobCost> costs = api::estimate_costs(jobs, bench, print_bench);
   Workload total;
   double seconds = 0.0;
   int64_t estimated = 0;
@@ -280,13 +139,13 @@ void print_dry_run(const api::SweepPlan& plan, const std::vector<SweepJob>& jobs
 void sweep_command(const SweepOptions& o) {
   const api::SweepPlan plan = plan_sweep(o);
   if (!o.emit_slurm.empty()) return emit_slurm(o, plan);
-  const std::vector<SweepJob> jobs = shard_jobs(plan.jobs, parse_shard(o.shard));
-  const std::vector<std::string> missing = missing_inputs(jobs, plan.model_ids);
-  if (o.dry_run) return print_dry_run(plan, jobs, missing, !o.no_bench);
-  if (!missing.empty())
-    fail("{} of the sweep's inputs are missing; no job was started:\n  {}", missing.size(), fmt::join(missing, "\n  "));
-  if (o.workers > 1) return run_workers(o, jobs.size());
-  run_jobs(o, jobs);
+  const api::SweepShard shard = api::plan_shard(plan, o.shard);
+  if (o.dry_run) return print_dry_run(plan, shard.jobs, shard.missing, !o.no_bench);
+  if (!shard.missing.empty())
+    fail("{} of the sweep's inputs are missing; no job was started:\n  {}", shard.missing.size(),
+         fmt::join(shard.missing, "\n  "));
+  if (o.workers > 1) return run_workers(o, shard.jobs.size());
+  run_jobs(o, shard.jobs);
 }
 
 struct MergeOptions {
@@ -295,62 +154,9 @@ struct MergeOptions {
   std::string config;  // optional: check that every job of this sweep is present
 };
 
-std::vector<std::filesystem::path> results_files(const std::vector<std::string>& inputs) {
-  std::vector<std::filesystem::path> files;
-  for (const auto& input : inputs) {
-    if (!std::filesystem::is_directory(input)) {
-      files.emplace_back(input);
-      continue;
-    }
-    for (const auto& entry : std::filesystem::directory_iterator(input))
-      if (entry.path().extension() == ".h5") files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-// Copies `from` into the merged directory (aside, then renamed), unless an identical job is there.
-void merge_file(const std::filesystem::path& from, const std::filesystem::path& out_dir,
-                std::map<std::string, std::string>& merged_configs) {
-  const std::string name = from.filename().string();
-  auto job_of = [](const std::filesystem::path& file) {  // also checks it is a results file
-    return current_form(json::parse(read_run_info(file).config_json)).dump();
-  };
-  const std::string config = job_of(from);
-  const auto seen = merged_configs.find(name);
-  if (seen != merged_configs.end()) {
-    if (seen->second != config) fail("{}: a different job with the same file name was already merged", from.string());
-    return;  // the same job from two shards (e.g. rerun): keep one
-  }
-  const std::filesystem::path to = out_dir / name;
-  if (std::filesystem::exists(to) && job_of(to) != config)
-    fail("{} already holds a different job than {}", to.string(), from.string());
-  if (!std::filesystem::exists(to) || !std::filesystem::equivalent(from, to)) {
-    const std::filesystem::path aside = to.string() + ".tmp";
-    std::filesystem::copy_file(from, aside, std::filesystem::copy_options::overwrite_existing);
-    std::filesystem::rename(aside, to);
-  }
-  merged_configs[name] = config;
-}
-
 void merge_command(const MergeOptions& o) {
-  std::error_code error;
-  std::filesystem::create_directories(o.out_dir, error);
-  if (error) fail("{}: cannot create the output directory ({})", o.out_dir, error.message());
-  std::map<std::string, std::string> merged;
-  for (const auto& file : results_files(o.inputs)) merge_file(file, o.out_dir, merged);
-  if (!o.config.empty()) {
-    std::vector<std::string> missing;
-    SweepOptions sweep;
-    sweep.config = o.config;
-    sweep.out_dir = o.out_dir;  // only the file names matter here
-    for (const auto& entry : plan_sweep(sweep).jobs)
-      if (!merged.count(entry.label + ".h5")) missing.push_back(entry.label);
-    if (!missing.empty())
-      fail("{} of the sweep's jobs are missing from the inputs, e.g. {} (unfinished shards?)", missing.size(),
-           missing.front());
-  }
-  std::cout << fmt::format("merged {} results files into {}", merged.size(), o.out_dir) << "\n";
+  const int64_t merged = api::merge({o.out_dir, {o.inputs.begin(), o.inputs.end()}, o.config});
+  std::cout << fmt::format("merged {} results files into {}", merged, o.out_dir) << "\n";
 }
 
 }  // namespace

@@ -6,10 +6,10 @@
 #include <iostream>
 #include <memory>
 
+#include "api/kvbench.h"
 #include "cli/commands.h"
 #include "common/error.h"
 #include "common/json_file.h"
-#include "tokenizer/tokenizer.h"
 
 namespace kvbench::cli {
 

@@ -1,49 +1,22 @@
 // `kvbench train-demo`: trains the project's demo model (see train/demo.h) and reports its recall.
 // `kvbench train-scorer`: trains a KVpop retention scorer on a model's full-cache passes.
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-
+#include "api/train.h"
 #include "cli/commands.h"
 #include "cli/options.h"
-#include "common/error.h"
-#include "common/spec.h"
-#include "tasks/jsonl.h"
-#include "tasks/task.h"
-#include "train/demo.h"
-#include "train/kvpop_training.h"
 
 namespace kvbench::cli {
 
 namespace {
 
-struct TrainDemoOptions {
-  std::string out;
-  DemoSettings settings;
-  int eval_samples = 50;
-  std::vector<int> eval_words = {150, 300};
-};
-
-void run_train_demo(const TrainDemoOptions& o) {
-  train_demo(o.out, o.settings);
-  if (o.eval_samples <= 0) return;
-  const Model model = Model::load(o.out);
-  const Tokenizer tokenizer = Tokenizer::load(o.out);
-  for (const int words : o.eval_words) {
-    tasks::RareFactSpec spec;  // seed 0: the task's default evaluation stories, never trained on
-    spec.samples = o.eval_samples;
-    spec.words = words;
-    spdlog::info("held-out rare-fact recall (full cache, greedy), {} samples of {} words: {:.3f}", spec.samples, words,
-                 rare_fact_recall(model, tokenizer, spec));
-  }
-  tasks::RareFactSpec held_out, bigram_corpus;  // held out: seed 0 again; the bigram counts a training seed
-  held_out.samples = o.eval_samples;
-  held_out.words = o.eval_words.front();
-  bigram_corpus.seed = o.settings.corpus_seed;
-  bigram_corpus.samples = 1000;
-  bigram_corpus.words = held_out.words;
-  const FillerLoss filler = filler_loss(model, tokenizer, held_out, bigram_corpus);
+void run_train_demo(const api::TrainDemoRequest& request) {
+  const std::optional<api::DemoEvaluation> evaluation = api::train_demo(request);
+  if (!evaluation) return;
+  for (const api::DemoRecall& r : evaluation->recall)
+    spdlog::info("held-out rare-fact recall (full cache, greedy), {} samples of {} words: {:.3f}", evaluation->samples,
+                 r.words, r.recall);
+  const FillerLoss& filler = evaluation->filler;
   spdlog::info("held-out filler loss ({} tokens): model {:.3f} nats/token, bigram baseline {:.3f}", filler.tokens,
                filler.model, filler.bigram);
 }
@@ -51,7 +24,7 @@ void run_train_demo(const TrainDemoOptions& o) {
 }  // namespace
 
 void add_train_demo_command(CLI::App& app) {
-  auto o = std::make_shared<TrainDemoOptions>();
+  auto o = std::make_shared<api::TrainDemoRequest>();
   CLI::App* cmd = app.add_subcommand(
       "train-demo",
       "Train the demo model (small Llama + byte-level BPE) on fresh rare-fact stories every step, on CPU.\n"
@@ -100,78 +73,17 @@ namespace {
 
 struct TrainScorerOptions {
   ModelOptions model;
-  std::string data, eval_data, out, kind = "linear";
-  ScorerTrainingOptions training;
-  FutureMassSpec mass;
-  double gamma = 1.0;
-  int64_t max_tokens = 1024, recall_stride = 4;
-  bool no_delay = false;  // mlstm ablation: read each token's score at insertion
+  api::TrainScorerRequest request;  // its model from `model`
 };
 
-// The generated task `data` names ("rare-fact:seed=7,…"), if it names one.
-std::unique_ptr<tasks::Task> generated_task(const std::string& data) {
-  const std::string name = parse_spec(data, "data").name;
-  const std::vector<std::string> names = tasks::task_names();
-  if (std::find(names.begin(), names.end(), name) == names.end()) return nullptr;
-  auto task = tasks::make_task(name);
-  return task->reads_dataset() ? nullptr : std::move(task);
-}
-
-// Token sequences of --data: a generated task's spec (each sample's raw prompt + the task's answer text) or
-// a JSONL file of {"text": ...}.
-std::vector<std::vector<int64_t>> load_sequences(const std::string& data, const Tokenizer& tokenizer,
-                                                 int64_t max_tokens) {
-  std::vector<std::string> texts;
-  if (const auto task = generated_task(data)) {
-    for (const auto& sample : task->load(data)) texts.push_back(task->prompt(sample).raw + task->answer_text(sample));
-  } else {
-    for (const auto& line : tasks::read_jsonl(data)) texts.push_back(tasks::string_field(line.value, "text", line.location));
-  }
-  std::vector<std::vector<int64_t>> sequences;
-  for (const auto& text : texts) {
-    auto ids = tokenizer.encode(text, true);
-    if (static_cast<int64_t>(ids.size()) > max_tokens) ids.resize(max_tokens);
-    sequences.push_back(std::move(ids));
-  }
-  return sequences;
-}
-
-std::vector<KvpopSequence> analyse(const Model& model, const std::vector<std::vector<int64_t>>& sequences,
-                                   const FutureMassSpec& mass, bool keep_attention) {
-  std::vector<KvpopSequence> out;
-  for (const auto& ids : sequences) out.push_back(analyse_sequence(model, ids, mass, keep_attention));
-  return out;
-}
-
 void run_train_scorer(TrainScorerOptions o) {
-  o.training.shape.kind = parse_scorer_kind(o.kind);
-  // The mLSTM reads a token when it leaves the protected window, w tokens after it arrived.
-  o.training.shape.delay = o.no_delay ? 0 : o.training.budget.window;
-  o.mass.window = o.training.budget.window;
-  o.mass.gamma = {o.gamma};
-  const Model model = o.model.load();
-  const Tokenizer tokenizer = Tokenizer::load(o.model.model);
-  const auto train = analyse(model, load_sequences(o.data, tokenizer, o.max_tokens), o.mass, false);
-  const KvpopScorer scorer = train_kvpop_scorer(train, o.training);
-  std::map<std::string, std::string> metadata = {
-      {"sinks", std::to_string(o.training.budget.sinks)}, {"window", std::to_string(o.training.budget.window)},
-      {"k", std::to_string(o.training.budget.k)},         {"gamma", fmt::format("{}", o.gamma)},
-      {"decay_period", std::to_string(o.mass.decay_period)}, {"epsilon", fmt::format("{}", o.mass.epsilon)},
-      {"temperature", fmt::format("{}", o.training.temperature)}, {"model", o.model.model},
-      {"data", o.data}};
-  if (!o.eval_data.empty()) {
-    const auto held_out = analyse(model, load_sequences(o.eval_data, tokenizer, o.max_tokens), o.mass, true);
-    const RecallReport r = oracle_recall(held_out, &scorer, o.training.budget, o.recall_stride);
+  api::TrainScorerRequest& r = o.request;
+  r.model = o.model.source();
+  if (const std::optional<RecallReport> recall = api::train_scorer(r))
     spdlog::info("recall of the future-attention oracle's top-{} on {} ({} decisions): learned {:.3f}, "
                  "untrained fallback (accumulated attention) {:.3f}, recency {:.3f}",
-                 o.training.budget.k, o.eval_data, r.decisions, r.learned, r.fallback, r.recency);
-    metadata["eval_data"] = o.eval_data;
-    metadata["recall_learned"] = fmt::format("{:.4f}", r.learned);
-    metadata["recall_fallback"] = fmt::format("{:.4f}", r.fallback);
-    metadata["recall_recency"] = fmt::format("{:.4f}", r.recency);
-  }
-  scorer.save(o.out, metadata);
-  spdlog::info("scorer ({}) written to {}", o.kind, o.out);
+                 r.training.budget.k, r.eval_data, recall->decisions, recall->learned, recall->fallback, recall->recency);
+  spdlog::info("scorer ({}) written to {}", r.kind, r.out);
 }
 
 }  // namespace
@@ -185,34 +97,35 @@ void add_train_scorer_command(CLI::App& app) {
       "Example: kvbench train-scorer --model models/kvbench-demo --data rare-fact:seed=7,samples=32,words=300 "
       "--eval-data rare-fact:seed=8,samples=8,words=300 --s 4 --w 32 --k 64 --out scorer.safetensors");
   o->model.add_to(cmd);
-  cmd->add_option("--data", o->data,
+  api::TrainScorerRequest& r = o->request;
+  cmd->add_option("--data", r.data,
                   "Training texts: a generated task's spec (rare-fact:seed=7,samples=32: each sample's prompt and "
                   "answer) or a JSONL file of {\"text\": ...}")->required();
-  cmd->add_option("--eval-data", o->eval_data, "Held-out texts: report recall of the oracle's kept set");
-  cmd->add_option("--out", o->out, "Scorer weights (safetensors)")->required();
-  cmd->add_option("--s", o->training.budget.sinks, "Sink tokens (never candidates)")->capture_default_str();
-  cmd->add_option("--w", o->training.budget.window, "Protected recent window")->capture_default_str();
-  cmd->add_option("--k", o->training.budget.k, "Long-range slots per KV head")->capture_default_str();
-  cmd->add_option("--kind", o->kind,
+  cmd->add_option("--eval-data", r.eval_data, "Held-out texts: report recall of the oracle's kept set");
+  cmd->add_option("--out", r.out, "Scorer weights (safetensors)")->required();
+  cmd->add_option("--s", r.training.budget.sinks, "Sink tokens (never candidates)")->capture_default_str();
+  cmd->add_option("--w", r.training.budget.window, "Protected recent window")->capture_default_str();
+  cmd->add_option("--k", r.training.budget.k, "Long-range slots per KV head")->capture_default_str();
+  cmd->add_option("--kind", r.kind,
                   "linear or mlp (headwise on [k; v]), or mlstm: KVpop's stateful scorer, an mLSTM memory over the\n"
                   "tokens in order that scores a token when it leaves the protected window (policies/kvpop_mlstm.h)")
       ->check(CLI::IsMember({"linear", "mlp", "mlstm"}))
       ->capture_default_str();
-  cmd->add_option("--hidden", o->training.shape.hidden, "MLP width, or mLSTM memory width")->capture_default_str();
-  cmd->add_flag("--no-delay", o->no_delay,
+  cmd->add_option("--hidden", r.training.shape.hidden, "MLP width, or mLSTM memory width")->capture_default_str();
+  cmd->add_flag("--no-delay", r.no_delay,
                 "mlstm ablation: read each token's score when it enters (not when it leaves the window), the\n"
                 "paper's delayed-vs-not comparison");
-  cmd->add_option("--tau", o->training.temperature, "Temperature of the pairwise logistic loss")->capture_default_str();
-  cmd->add_option("--gamma", o->gamma, "Decay γ of future attention, applied per n tokens of distance")
+  cmd->add_option("--tau", r.training.temperature, "Temperature of the pairwise logistic loss")->capture_default_str();
+  cmd->add_option("--gamma", r.gamma, "Decay γ of future attention, applied per n tokens of distance")
       ->capture_default_str();
-  cmd->add_option("--decay-period", o->mass.decay_period, "n of the decay γ^⌊(q−t)/n⌋")->capture_default_str();
-  cmd->add_option("--epsilon", o->mass.epsilon, "ε of the log target")->capture_default_str();
-  cmd->add_option("--steps", o->training.steps, "Optimizer steps")->capture_default_str();
-  cmd->add_option("--lr", o->training.lr, "Peak learning rate (AdamW, cosine)")->capture_default_str();
-  cmd->add_option("--seed", o->training.seed, "Initialisation and sequence order")->capture_default_str();
-  cmd->add_option("--max-tokens", o->max_tokens, "Truncate texts to this many tokens")->capture_default_str();
-  cmd->add_option("--recall-stride", o->recall_stride, "Evaluate every n-th decoding step")->capture_default_str();
-  o->training.log_every = 50;
+  cmd->add_option("--decay-period", r.mass.decay_period, "n of the decay γ^⌊(q−t)/n⌋")->capture_default_str();
+  cmd->add_option("--epsilon", r.mass.epsilon, "ε of the log target")->capture_default_str();
+  cmd->add_option("--steps", r.training.steps, "Optimizer steps")->capture_default_str();
+  cmd->add_option("--lr", r.training.lr, "Peak learning rate (AdamW, cosine)")->capture_default_str();
+  cmd->add_option("--seed", r.training.seed, "Initialisation and sequence order")->capture_default_str();
+  cmd->add_option("--max-tokens", r.max_tokens, "Truncate texts to this many tokens")->capture_default_str();
+  cmd->add_option("--recall-stride", r.recall_stride, "Evaluate every n-th decoding step")->capture_default_str();
+  r.training.log_every = 50;
   cmd->callback([o] { run_train_scorer(*o); });
 }
 

@@ -6,8 +6,6 @@ namespace kvbench::cli {
 
 // The whole command line (cli/app.cpp): parses argv, runs the subcommand, returns the exit status.
 int main(int argc, char** argv);
-// glibc's allocator settings for kvbench's large temporaries (once per process, before any work).
-void tune_allocator();
 
 void add_generate_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
@@ -22,8 +20,5 @@ void add_datasets_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 void add_doctor_command(CLI::App& app);
 void add_list_command(CLI::App& app);
-
-// One line: kvbench's version and commit, the libtorch, whether CUDA is compiled in, GPUs visible.
-std::string build_description();
 
 }  // namespace kvbench::cli

@@ -5,11 +5,8 @@
 
 #include <filesystem>
 
-#include "common/error.h"
+#include "api/registries.h"
 #include "common/gguf_file.h"
-#include "engine/allocator.h"
-#include "run/job.h"
-#include "run/profile.h"
 
 namespace kvbench::cli {
 
@@ -28,33 +25,19 @@ std::string existing_model(const std::string& model) {
 std::string allocator_help() {
   std::string help = "How J is spread over layers and KV heads: an allocator, with knobs as a policy's "
                      "(pyramid:ratio=3, ada:safeguard=0.2).";
-  for (const std::string& name : allocator_names()) {
-    const Allocator& allocator = find_allocator(name);
-    const std::vector<std::string> served = policies_served(allocator);
-    help += fmt::format(" {}: {} ({}{}).", name, allocator.summary(),
-                        allocator.needs() == ScoreKind::ByPosition ? "every policy"
-                                                                   : fmt::format("{}", fmt::join(served, ", ")),
-                        allocator.knob_settings().empty() ? "" : "; knobs " + allocator.knob_settings().dump());
-  }
+  for (const api::AllocatorInfo& allocator : api::allocators())
+    help += fmt::format(" {}: {} ({}{}).", allocator.name, allocator.summary,
+                        allocator.serves_every_policy ? "every policy" : fmt::format("{}", fmt::join(allocator.policies, ", ")),
+                        allocator.knobs.empty() ? "" : "; knobs " + allocator.knobs.dump());
   return help + " A ragged allocator's cache holds fewer entries where the budget is smaller";
-}
-
-// An allocator spec is refused at parse time, naming the knob, its type and range.
-std::string known_allocator(const std::string& spec) {
-  try {
-    find_allocator(spec);
-    return "";
-  } catch (const Error& e) {
-    return e.what();
-  }
 }
 
 std::string profile_help() {
   std::string help =
       "kvbench (default) or reference: the counter-causal paper's own code token for token, its bugs included "
       "(what reproduces its tables; the recipes of that paper use it). They differ in:";
-  for (const ProfileBehaviour& row : profile_behaviours())
-    if (row.differs_for) help += fmt::format("\n  {}: reference {}; kvbench {}", row.behaviour, row.reference, row.kvbench);
+  for (const api::ProfileRow& row : api::profile_rows())
+    if (row.differs) help += fmt::format("\n  {}: reference {}; kvbench {}", row.behaviour, row.reference, row.kvbench);
   return help;
 }
 }  // namespace
@@ -95,7 +78,7 @@ void PolicyCliOptions::add_to(CLI::App* command) {
       ->check(CLI::IsMember({"chunked", "prefill_end"}))
       ->capture_default_str();
   command->add_option("--allocator", allocator, allocator_help())
-      ->check(CLI::Validator(known_allocator, "SPEC"))
+      ->check(CLI::Validator(api::allocator_spec_error, "SPEC"))
       ->capture_default_str();
   command->add_option("--pyramid-ratio", pyramid_ratio,
                       "Alias of pyramid:ratio=R: the first layer's budget / the last's (>= 1; 1 = uniform sizes). E.g. "
@@ -114,7 +97,7 @@ void PolicyCliOptions::add_to(CLI::App* command) {
                       "entries are kept as with S = 1. 1 = off")
       ->capture_default_str();
   command->add_option("--profile", profile, profile_help())
-      ->check(CLI::IsMember(profile_names()))
+      ->check(CLI::IsMember(api::profile_names()))
       ->capture_default_str();
   command->add_option("--policy-seed", seed, "Seed of the random policy")->capture_default_str();
   command->add_option("--scorer", scorer, "kvpop: learned scorer from `kvbench train-scorer` (default: the "

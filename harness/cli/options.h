@@ -5,9 +5,6 @@
 #include <string>
 
 #include "api/kvbench.h"
-#include "engine/generate.h"
-#include "model/model.h"
-#include "run/job.h"
 
 namespace kvbench::cli {
 

@@ -1,9 +1,13 @@
 #include "run/cost.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <filesystem>
 #include <random>
 
 #include "engine/generate.h"
+#include "run/recipe.h"
 #include "run/runner.h"
 #include "tasks/task.h"
 
@@ -19,6 +23,12 @@ std::vector<int64_t> random_tokens(int64_t count, int64_t vocab) {
   std::vector<int64_t> ids(count);
   for (auto& id : ids) id = token(rng);
   return ids;
+}
+
+// Jobs with one key run the same prompts: tokenizing them (the slow part) once serves them all.
+std::string prompts_key(const JobConfig& job) {
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}", job.model, job.tokenizer, job.task, job.data, job.prompt_mode, job.limit,
+                     fmt::join(job.samples, ","));
 }
 }  // namespace
 
@@ -71,6 +81,34 @@ Speed measure_speed(const Model& model, const JobConfig& job) {
 double estimated_seconds(const Workload& w, const Speed& s) {
   return w.prompt_tokens / s.prefill_tokens_per_s + w.new_tokens / s.decode_tokens_per_s +
          w.refreshes * s.refresh_ms / 1000.0;
+}
+
+std::string speed_key(const JobConfig& job) {
+  return fmt::format("{}|{}|{}|{}|{}|{}", job.model, job.device, job.dtype, job.policy, job.budget.J, job.budget.h);
+}
+
+bool workload_countable(const JobConfig& job) {
+  return Tokenizer::available(job.tokenizer.empty() ? job.model : job.tokenizer) && missing_data_files(job).empty();
+}
+
+std::vector<JobCost> job_costs(const std::vector<SweepJob>& jobs, const std::map<std::string, Speed>& speeds) {
+  std::map<std::string, std::vector<int64_t>> lengths;
+  std::map<std::string, Tokenizer> tokenizers;
+  std::vector<JobCost> costs;
+  for (const auto& entry : jobs) {
+    JobCost cost;
+    const JobConfig& job = entry.job;
+    if (workload_countable(job)) {
+      const std::string& source = job.tokenizer.empty() ? job.model : job.tokenizer;
+      if (!tokenizers.count(source)) tokenizers.emplace(source, Tokenizer::load(source));
+      if (!lengths.count(prompts_key(job))) lengths[prompts_key(job)] = prompt_lengths(job, tokenizers.at(source));
+      cost.workload = job_workload(job, lengths.at(prompts_key(job)));
+    }
+    const auto speed = speeds.find(speed_key(job));
+    if (speed != speeds.end()) cost.speed = speed->second;
+    costs.push_back(cost);
+  }
+  return costs;
 }
 
 }  // namespace kvbench

@@ -5,10 +5,14 @@
 // (J + h tokens, or 512 without a budget) stands for every sample's.
 #pragma once
 #include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "model/model.h"
 #include "run/job.h"
+#include "run/sweep.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvbench {
@@ -34,5 +38,19 @@ struct Speed {
 Speed measure_speed(const Model& model, const JobConfig& job);
 
 double estimated_seconds(const Workload& workload, const Speed& speed);
+
+// Jobs with one key (model, device, dtype, policy, budget) run at one speed: one benchmark serves them all.
+std::string speed_key(const JobConfig& job);
+
+// Whether the job's workload can be counted here: its tokenizer and its task's data are on this machine.
+bool workload_countable(const JobConfig& job);
+
+// A job's cost as far as this machine knows it: its workload where countable, its speed where benchmarked.
+struct JobCost {
+  std::optional<Workload> workload;
+  std::optional<Speed> speed;
+};
+// Per job; `speeds` by speed_key (empty: no estimates).
+std::vector<JobCost> job_costs(const std::vector<SweepJob>& jobs, const std::map<std::string, Speed>& speeds);
 
 }  // namespace kvbench

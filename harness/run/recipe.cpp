@@ -278,6 +278,13 @@ void apply_job_overrides(std::vector<SweepJob>& jobs, const std::map<std::string
   }
 }
 
+std::vector<std::filesystem::path> missing_data_files(const JobConfig& job) {
+  std::vector<std::filesystem::path> missing;
+  for (const auto& file : tasks::make_task(job.task)->files_read(job.data))
+    if (!std::filesystem::exists(file)) missing.push_back(file);
+  return missing;
+}
+
 std::vector<std::string> missing_inputs(const std::vector<SweepJob>& jobs,
                                         const std::map<std::string, std::string>& model_ids) {
   std::set<std::string> seen;
@@ -300,11 +307,10 @@ std::vector<std::string> missing_inputs(const std::vector<SweepJob>& jobs,
       report(job.scorer, fmt::format("scorer {}: does not exist (train it with `kvbench train-scorer --model {} "
                                      "--out {} ...`, or point --scorers-dir to where it is)",
                                      job.scorer, job.model, job.scorer));
-    for (const auto& file : tasks::make_task(job.task)->files_read(job.data))
-      if (!std::filesystem::exists(file))
-        report(file.string(), fmt::format("dataset {}: {} does not exist (fetch it with `kvbench datasets fetch {}`, "
-                                          "or pass --data-root DIR; sources: datasets/README.md)",
-                                          job.task, file.string(), source_of(file)));
+    for (const auto& file : missing_data_files(job))
+      report(file.string(), fmt::format("dataset {}: {} does not exist (fetch it with `kvbench datasets fetch {}`, "
+                                        "or pass --data-root DIR; sources: datasets/README.md)",
+                                        job.task, file.string(), source_of(file)));
   }
   return missing;
 }

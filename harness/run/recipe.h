@@ -112,6 +112,8 @@ std::string resolve_model_path(const std::string& model, const ModelPaths& paths
 // (model, task, policy, J, h, seed, rollouts) cannot be overridden. Throws naming the field.
 void apply_job_overrides(std::vector<SweepJob>& jobs, const std::map<std::string, json>& fields);
 
+// The data files the job's task reads that are not on this machine.
+std::vector<std::filesystem::path> missing_data_files(const JobConfig& job);
 // Models, scorers and datasets the jobs need that are not on this machine, one line each with how to get it.
 std::vector<std::string> missing_inputs(const std::vector<SweepJob>& jobs, const std::map<std::string, std::string>& model_ids);
 

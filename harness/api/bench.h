@@ -1,5 +1,6 @@
 // The benchmarks behind `kvbench bench` (figures for issue notes, not tests): each measures on this machine and
-// writes its table to `out`, every speed beside the rate the machine reaches in the same run. cli/cmd_bench.cpp
+// writes its table to `out`, every speed beside the rate the machine reaches in the same run. Declared here, in
+// the façade the CLI may include, and implemented in harness/bench/ (a layer above api); cli/cmd_bench.cpp
 // parses their options.
 #pragma once
 #include <ostream>
