@@ -1,8 +1,8 @@
 // counter-causal: s_i = 1 − P(x_i | x_{i+1..t}), approximated by one counter-causal pass of the whole
 // model over the cached tokens, reusing every layer's cached K/V and computing only fresh queries.
 // The entries whose own token is most predictable from their future (highest logit) are evicted.
-// Qwen3's q-norm is applied to the fresh queries (the reference code forgets it: PolicyOptions::
-// queries_without_q_norm, the `reference` profile).
+// Qwen3's q-norm is applied to the fresh queries (the reference code forgets it: the knob q_norm=false,
+// which the `reference` profile sets).
 #include "policies/counter_causal_pass.h"
 
 namespace kvbench {

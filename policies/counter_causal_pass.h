@@ -75,8 +75,9 @@ struct CounterCausalPass {
 // future (the newest min_gap + 1) always stay. Scores are [B, n] token-level, [B, L, KV, N] for a ragged cache.
 class CounterCausalBase : public Policy {
  public:
-  // `options.queries_without_q_norm`: the fresh queries as the paper's code projects them (no Qwen3 q_norm).
-  explicit CounterCausalBase(const PolicyOptions& options) : q_norm_(!options.queries_without_q_norm) {}
+  // Knob q_norm=false: the fresh queries as the paper's code projects them, without Qwen3's q_norm (the
+  // reference profile sets it).
+  explicit CounterCausalBase(const PolicyOptions& options) : q_norm_(options.knobs.boolean("q_norm", true)) {}
   KeepRule keep_rule(const CacheBudget& budget) const override;
   ScoreKind score_kind() const override { return ScoreKind::PerToken; }
   at::Tensor score(const ScoringContext& context) override;

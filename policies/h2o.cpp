@@ -6,8 +6,8 @@
 // is called at each. (Attention of real decode queries is `h2o-true`.)
 //
 // The reference reuses one hook per dataset, so its accumulator leaks into the next sample; that is
-// reproduced only with PolicyOptions::h2o_leak_across_samples: the previous sample's accumulator is
-// then carried over whenever it is no longer than the new cache (otherwise it restarts at 0).
+// reproduced only with the knob carry=true (the reference profile sets it): the previous sample's
+// accumulator is then carried over whenever it is no longer than the new cache (otherwise it restarts at 0).
 //
 // Ragged caches (the pyramid allocator): layers hold different entries, so the accumulator is kept by
 // original position instead. Each layer adds, for the entries it holds, its increment as above (its
@@ -116,7 +116,7 @@ class H2oPolicy final : public Policy {
 }  // namespace
 
 std::unique_ptr<Policy> make_h2o_policy(const PolicyOptions& options) {
-  return std::make_unique<H2oPolicy>(options.h2o_leak_across_samples);
+  return std::make_unique<H2oPolicy>(options.knobs.boolean("carry", false));
 }
 
 }  // namespace kvbench

@@ -18,7 +18,9 @@ namespace kvbench {
 namespace {
 class KvpopPolicy final : public Policy {
  public:
-  explicit KvpopPolicy(std::unique_ptr<RetentionScorer> scorer) : scorer_(std::move(scorer)) { reset(); }
+  // The scorer file is read when a generation starts, not here: making the policy only checks its spec
+  // (job resolution does, for sweeps whose scorers are trained later).
+  explicit KvpopPolicy(std::string scorer_path) : scorer_path_(std::move(scorer_path)) {}
   std::string name() const override { return "kvpop"; }
   std::string summary() const override {
     return "per KV head: sinks + protected window + top-k by a learned scorer (`--scorer F`: headwise "
@@ -26,23 +28,26 @@ class KvpopPolicy final : public Policy {
            "fallback: accumulated attention)";
   }
   PolicyNeeds needs() const override {
-    return {false, scorer_ ? AttentionCapture::None : AttentionCapture::AllLayers};
+    return {false, scorer_path_.empty() ? AttentionCapture::AllLayers : AttentionCapture::None};
   }
   int64_t default_recent(int64_t J) const override { return J / 4; }
-  bool reads_learned_scorer() const override { return true; }
   KeepRule keep_rule(const CacheBudget& budget) const override {
     return {false, budget.recent, Granularity::PerKvHead, budget.sinks};
   }
   ScoreKind score_kind() const override { return ScoreKind::PerKvHead; }
   void prepare(const Preparation& preparation) override {
     model_ = &preparation.model;
+    if (!scorer_path_.empty() && !scorer_) {
+      scorer_ = load_retention_scorer(scorer_path_);
+      stream_ = scorer_->stream();
+    }
   }
   void observe(const ForwardResult& step, const KvCache& cache) override {
-    if (!scorer_) mass_.add(step, cache.keys(0).size(1));
+    if (scorer_path_.empty()) mass_.add(step, cache.keys(0).size(1));
     if (stream_) stream_new_entries(cache);
   }
   at::Tensor score(const ScoringContext& context) override {
-    if (!scorer_) return mass_.value();
+    if (scorer_path_.empty()) return mass_.value();
     const KvCache& cache = context.cache;
     return score_each_layer(cache, [&](int64_t l, const at::Tensor& positions) {
       const at::Tensor held = cache.ragged() ? positions.clamp_min(0) : positions;
@@ -51,7 +56,7 @@ class KvpopPolicy final : public Policy {
     });
   }
   void on_compact(const at::Tensor& keep) override {
-    if (!scorer_) mass_.compact(keep);
+    if (scorer_path_.empty()) mass_.compact(keep);
   }
   void expand_batch(int64_t batch) override {
     mass_.expand_batch(batch);
@@ -78,7 +83,8 @@ class KvpopPolicy final : public Policy {
     newest_streamed_ = newest;
   }
 
-  std::unique_ptr<RetentionScorer> scorer_;
+  std::string scorer_path_;                 // empty: the untrained fallback
+  std::unique_ptr<RetentionScorer> scorer_;  // read from scorer_path_ by the first prepare()
   std::unique_ptr<ScorerStream> stream_;  // stateful scorers only
   const Model* model_ = nullptr;
   int64_t newest_streamed_ = -1;           // the newest position the stream has seen (-1: none)
@@ -87,8 +93,7 @@ class KvpopPolicy final : public Policy {
 }  // namespace
 
 std::unique_ptr<Policy> make_kvpop_policy(const PolicyOptions& options) {
-  return std::make_unique<KvpopPolicy>(options.scorer_path.empty() ? nullptr
-                                                                    : load_retention_scorer(options.scorer_path));
+  return std::make_unique<KvpopPolicy>(options.knobs.string("scorer", ""));
 }
 
 }  // namespace kvbench

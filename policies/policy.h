@@ -99,8 +99,6 @@ class Policy {
   virtual int64_t default_recent(int64_t J) const { return 0; }
   // False for `full`: the cache is never refreshed.
   virtual bool evicts() const { return true; }
-  // True for a policy that reads PolicyOptions::scorer_path (kvpop): other policies' jobs drop --scorer.
-  virtual bool reads_learned_scorer() const { return false; }
   // The work of one scoring of n entries in FLOP, counted as `kvbench bench refresh` counts it, so that
   // `bench throughput` can give every policy's refresh share; nullopt = not counted (a few products over
   // the cache's keys, no GEMM worth counting).
@@ -143,24 +141,21 @@ class Policy {
   const nlohmann::json& knob_settings() const { return knob_settings_; }
 
  private:
-  friend std::unique_ptr<Policy> make_policy(const std::string& spec, const PolicyOptions& options);
+  friend std::unique_ptr<Policy> make_policy(const std::string& spec);
   std::string spec_;
   nlohmann::json knob_settings_ = nlohmann::json::object();
 };
 
+// What a policy's factory gets: the knobs of `--policy name:key=value,...`, which it reads
+// (SpecItems::integer etc.: it sets defaults and ranges); make_policy refuses any knob it did not read.
+// Whatever one policy alone needs (random's seed, kvpop's scorer file, h2o's carry) is one of its knobs.
 struct PolicyOptions {
-  uint64_t seed = 0;               // random policy
-  bool h2o_leak_across_samples = false;  // reproduce the reference hook's accumulator leak
-  std::string scorer_path;         // kvpop learned scorer
-  // The knobs of `--policy name:key=value,...`, read by the policy's factory (SpecItems::integer etc.: it
-  // sets defaults and ranges); make_policy refuses any knob the factory did not read.
   SpecItems knobs;
-  bool queries_without_q_norm = false;  // counter-causal: fresh queries without Qwen3's q_norm, as the paper's code
 };
 
 // `spec` is a policy's name, optionally with knobs: "name:key=value,key=value" (common/spec.h). Throws
 // kvbench::Error for an unknown name, and for a knob its policy does not know or a value out of its range.
-std::unique_ptr<Policy> make_policy(const std::string& spec, const PolicyOptions& options = {});
+std::unique_ptr<Policy> make_policy(const std::string& spec);
 std::vector<std::string> policy_names();
 
 // A policy added while the program runs (the Python module's kvbench.register_policy), usable by name like a

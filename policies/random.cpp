@@ -1,5 +1,6 @@
 // random: a seeded control — uniform scores drawn afresh at every refresh. With the pyramid or ada
 // allocator every layer and KV head draws its own ([B, L, KV, N], padding slots included and ignored).
+#include <limits>
 #include <random>
 
 #include "policies/policy.h"
@@ -11,7 +12,7 @@ class RandomPolicy final : public Policy {
  public:
   explicit RandomPolicy(uint64_t seed) : seed_(seed), rng_(seed) {}
   std::string name() const override { return "random"; }
-  std::string summary() const override { return "seeded random control (`--policy-seed`)"; }
+  std::string summary() const override { return "seeded random control (`random:seed=N`)"; }
   void reset() override { rng_.seed(seed_); }
   KeepRule keep_rule(const CacheBudget& budget) const override {
     return {false, budget.recent, budget.ragged ? Granularity::PerKvHead : Granularity::Token};
@@ -35,7 +36,8 @@ class RandomPolicy final : public Policy {
 }  // namespace
 
 std::unique_ptr<Policy> make_random_policy(const PolicyOptions& options) {
-  return std::make_unique<RandomPolicy>(options.seed);
+  return std::make_unique<RandomPolicy>(
+      static_cast<uint64_t>(options.knobs.integer("seed", 0, 0, std::numeric_limits<int64_t>::max())));
 }
 
 }  // namespace kvbench

@@ -60,16 +60,15 @@ void register_policy(const std::string& name, PolicyFactory factory) {
   factories()[name] = std::move(factory);
 }
 
-std::unique_ptr<Policy> make_policy(const std::string& spec, const PolicyOptions& options) {
+std::unique_ptr<Policy> make_policy(const std::string& spec) {
   const Spec parsed = parse_spec(spec, "policy");
   auto it = factories().find(parsed.name);
   if (it == factories().end()) fail("unknown policy \"{}\" (known: {})", parsed.name, fmt::join(policy_names(), ", "));
-  PolicyOptions with_knobs = options;
-  with_knobs.knobs = parsed.items;
-  auto policy = it->second(with_knobs);
-  with_knobs.knobs.check_all_read();
-  policy->spec_ = with_knobs.knobs.normal_form(parsed.name);
-  policy->knob_settings_ = with_knobs.knobs.settings();
+  const PolicyOptions options{parsed.items};
+  auto policy = it->second(options);
+  options.knobs.check_all_read();
+  policy->spec_ = options.knobs.normal_form(parsed.name);
+  policy->knob_settings_ = options.knobs.settings();
   return policy;
 }
 

@@ -16,10 +16,10 @@ namespace kvbench::python {
 
 namespace {
 
-JobConfig job_of(const std::string& job_json, const std::string& where) {
+json job_json_of(const std::string& job_json, const std::string& where) {
   const json value = json::parse(job_json, nullptr, false);
   if (value.is_discarded()) fail("{}: not JSON", where);
-  return job_from_json(value, where);
+  return value;
 }
 
 std::filesystem::path data_root_or_default(const std::string& data_root) {
@@ -63,7 +63,7 @@ std::string results_json(const std::string& path) {
 py::tuple generate(const api::LoadedModel& model, const std::string& text, const std::vector<int64_t>& ids,
                    const std::string& system, bool chat, bool thinking, const std::string& job_json, int64_t top_k,
                    const std::vector<std::string>& stop, py::object policy_object, const std::string& policy_name) {
-  api::GenerateRequest request{{text, ids, system, chat, thinking}, job_of(job_json, "kvbench.generate"), top_k, stop};
+  api::GenerateRequest request{{text, ids, system, chat, thinking}, job_from_json(job_json_of(job_json, "kvbench.generate"), "kvbench.generate"), top_k, stop};
   std::unique_ptr<PythonPolicy> policy;
   if (!policy_object.is_none()) policy = std::make_unique<PythonPolicy>(policy_object, policy_name);
   api::Generation generation;
@@ -98,7 +98,8 @@ void stop_on_interrupt() {
 std::string run(const std::string& job_json, const std::string& out, bool force, bool progress, int64_t batch,
                 const std::string& data_root) {
   py::gil_scoped_release release;
-  const JobConfig job = resolve_job(job_of(job_json, "kvbench.run job"), data_root_or_default(data_root));
+  const ResolvedJob job =
+      api::resolve(job_json_of(job_json, "kvbench.run job"), "kvbench.run job", data_root_or_default(data_root));
   const api::JobRun done = api::run(job, {out, force, progress, "", batch, stop_on_interrupt});
   return outcome_json(done.out, done.outcome).dump();
 }

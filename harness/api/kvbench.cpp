@@ -135,14 +135,18 @@ Generation generate(const LoadedModel& model, const GenerateRequest& given, Poli
   const EncodedInput prompt = encode(request.prompt, tokenizer);
   if (request.job.budget.frozen == "auto" && request.prompt.system.empty())
     fail("frozen auto needs a system prompt (the text it freezes)");
+  const Profile profile = parse_profile(request.job.profile);
   std::unique_ptr<Policy> own;
-  if (!policy) {
-    own = make_policy(request.job.policy, policy_options(request.job));
-    policy = own.get();
-  }
   Generation out;
-  out.policy = policy->spec();
-  out.settings = generation_settings(request.job, *policy, prompt.system_tokens, tokenizer, prompt.ids.size());
+  if (policy) {
+    out.policy = policy->spec();
+  } else {
+    own = make_policy(policy_spec(request.job, profile));
+    policy = own.get();
+    out.policy = with_normal_specs(request.job).policy;  // as a job names it: without its fields' and presets' knobs
+  }
+  out.settings =
+      generation_settings(request.job, profile, *policy, prompt.system_tokens, tokenizer, prompt.ids.size());
   out.settings.sampling.top_k = request.top_k;  // a knob of generate alone, not a job field
   out.result = kvbench::generate(model.model, *policy, prompt.ids, out.settings, stop_strings(request.stop, tokenizer));
   for (const RolloutResult& rollout : out.result.rollouts)
@@ -193,22 +197,26 @@ json generation_json(const Generation& generation) {
   return out;
 }
 
-JobRun run(const JobConfig& job, const RunRequest& request, const LoadedModel* model) {
-  JobRun done{request.out.empty() ? std::filesystem::path("results/" + job_label(job) + ".h5") : request.out, {}};
-  if (check_output(done.out, job, request.force) == OutputState::Complete && !request.force) {
-    tidy_complete(done.out);
-    done.outcome.already_complete = true;
-    done.outcome.summary = read_results(done.out).summary;
-    return done;
-  }
+ResolvedJob resolve(const JobConfig& job, const std::filesystem::path& data_root) {
+  return resolve_job(job, data_root);
+}
+
+ResolvedJob resolve(const json& job, const std::string& where, const std::filesystem::path& data_root) {
+  return resolve_job(job_from_json(job, where), data_root);
+}
+
+JobRun run(const ResolvedJob& job, const RunRequest& request, const LoadedModel* model) {
+  JobRun done{request.out.empty() ? std::filesystem::path("results/" + job.label() + ".h5") : request.out, {}};
   std::optional<LoadedModel> own;
-  if (!model) model = &own.emplace(load_job_model(job));
-  if (!model->tokenizer)
-    fail("{}: no tokenizer (tokenizer.json, or a GGUF's vocabulary) (runs decode and grade text)", job.model);
-  const int64_t batch = request.batch > 0 ? request.batch : default_batch(model->model);
-  done.outcome = run_job(job, done.out, model->model, *model->tokenizer,
-                         {request.force, request.progress, request.label.empty() ? job_label(job) : request.label, batch,
-                          request.after_sample});
+  const ModelLoader load = [&]() -> ModelRef {
+    if (!model) model = &own.emplace(load_job_model(job));
+    if (!model->tokenizer)
+      fail("{}: no tokenizer (tokenizer.json, or a GGUF's vocabulary) (runs decode and grade text)", job.model);
+    return {model->model, *model->tokenizer};
+  };
+  done.outcome = run_job(job, done.out, load,
+                         {request.force, request.progress, request.label.empty() ? job.label() : request.label,
+                          request.batch, request.after_sample});
   return done;
 }
 

@@ -16,6 +16,7 @@
 #include "policies/policy.h"
 #include "report/tables.h"
 #include "run/job.h"
+#include "run/job_fields.h"
 #include "run/runner.h"
 #include "tokenizer/tokenizer.h"
 
@@ -68,7 +69,7 @@ struct GenerateRequest {
 };
 
 struct Generation {
-  std::string policy;  // the policy's name
+  std::string policy;  // its spec in normal form, as a job names it (a caller's own policy: its spec())
   GenerationSettings settings;
   GenerationResult result;
   std::vector<std::string> texts;  // per rollout (empty strings without a tokenizer)
@@ -79,9 +80,14 @@ Generation generate(const LoadedModel& model, const GenerateRequest& request, Po
 // `kvbench generate --format json`: ids, text, settings, timing, and every refresh of rollout 0.
 json generation_json(const Generation& generation);
 
+// A job from its fields (JobConfig, or its JSON as results files and job files hold it, `where` naming it in
+// errors), resolved once (run/resolved_job.h): the task's defaults filled in under `data_root`, specs in
+// normal form, every name, knob and bound checked. What run, sweeps and cost estimates take.
+ResolvedJob resolve(const JobConfig& job, const std::filesystem::path& data_root);
+ResolvedJob resolve(const json& job, const std::string& where, const std::filesystem::path& data_root);
+
 // One job into one results file (default results/<label>.h5), resumable: a complete file of the same job is
-// left as it is. `job` is resolved first (resolve_job) unless already; `model` may be given to reuse a
-// loaded one.
+// left as it is (and its model is not loaded). `model` may be given to reuse a loaded one.
 struct RunRequest {
   std::filesystem::path out;  // empty: results/<job label>.h5
   bool force = false;
@@ -94,7 +100,7 @@ struct JobRun {
   std::filesystem::path out;
   RunOutcome outcome;
 };
-JobRun run(const JobConfig& resolved_job, const RunRequest& request, const LoadedModel* model = nullptr);
+JobRun run(const ResolvedJob& job, const RunRequest& request, const LoadedModel* model = nullptr);
 
 // `kvbench report`'s tables (overview, policies, aime, accuracy-vs-j, key-retention, by-retention, latency,
 // paired, overlap, overlap-refreshes, fidelity, attention-loss) of the results files that pass `filter`.

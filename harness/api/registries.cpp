@@ -49,7 +49,7 @@ std::vector<std::string> profile_names() { return kvbench::profile_names(); }
 std::vector<ProfileRow> profile_rows() {
   std::vector<ProfileRow> out;
   for (const ProfileBehaviour& row : profile_behaviours())
-    out.push_back({row.behaviour, row.reference, row.kvbench, static_cast<bool>(row.differs_for)});
+    out.push_back({row.behaviour, row.reference, row.kvbench, preset_text(row), static_cast<bool>(row.differs_for)});
   return out;
 }
 

@@ -29,6 +29,7 @@ struct ProfileRow {
   std::string behaviour;  // what may differ
   std::string reference;  // what the paper's code does
   std::string kvbench;    // kvbench's default, and why
+  std::string preset;     // how `reference` sets it: policy knobs ("h2o:carry=true") or the setting it switches
   bool differs = false;   // kvbench's default departs from the paper's code
 };
 std::vector<std::string> profile_names();

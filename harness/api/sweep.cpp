@@ -36,16 +36,17 @@ std::filesystem::path data_root_of(const SweepRequest& request) {
   return request.data_root.empty() ? default_data_root() : request.data_root;
 }
 
+// Each job with its model resolved on this machine and the --set fields, resolved again.
 void resolve_models_and_sets(SweepPlan& plan, const SweepRequest& request) {
   ModelPaths paths{request.models_dir, {}};
   std::map<std::string, json> fields;
   parse_sets(request, paths, fields);
   for (auto& entry : plan.jobs) {
-    const std::string id = entry.job.model;
-    entry.job.model = resolve_model_path(id, paths);
-    plan.model_ids[entry.job.model] = id;
+    JobConfig job = with_overrides(entry.job, fields);
+    job.model = resolve_model_path(entry.job.model, paths);
+    plan.model_ids[job.model] = entry.job.model;
+    entry.job = resolve_job(std::move(job), data_root_of(request));
   }
-  apply_job_overrides(plan.jobs, fields);
 }
 
 }  // namespace
@@ -77,21 +78,18 @@ SweepTotals run_sweep(const std::vector<SweepJob>& jobs, const SweepRunOptions& 
   for (const auto& entry : jobs) {
     const std::string label = fmt::format("[{}/{}] {}", totals.run + totals.skipped + totals.held + 1, jobs.size(),
                                           entry.label);
-    RunOutcome outcome;
-    if (check_output(entry.out, entry.job, options.force) == OutputState::Complete) {
-      tidy_complete(entry.out);
-      outcome.already_complete = true;
-    } else {
-      const std::string key = entry.job.model + "|" + entry.job.device + "|" + entry.job.dtype;
+    // The model loads when a job has work left; consecutive jobs on one model share it.
+    const std::string key = entry.job.model + "|" + entry.job.device + "|" + entry.job.dtype;
+    const ModelLoader load = [&]() -> ModelRef {
       if (key != loaded_key) {
         loaded.reset();
         loaded.emplace(load_job_model(entry.job));
         loaded_key = key;
       }
-      outcome = run(entry.job, {entry.out, options.force, options.progress, label, options.batch, options.after_sample},
-                    &*loaded)
-                    .outcome;
-    }
+      return {loaded->model, *loaded->tokenizer};
+    };
+    const RunOutcome outcome = run_job(
+        entry.job, entry.out, load, {options.force, options.progress, label, options.batch, options.after_sample});
     ++(outcome.held ? totals.held : outcome.already_complete ? totals.skipped : totals.run);
     if (done) done(entry, label, outcome);
   }

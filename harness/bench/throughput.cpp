@@ -8,6 +8,7 @@
 
 #include "api/bench.h"
 #include "bench/measure.h"
+#include "run/resolved_job.h"
 
 namespace kvbench::bench {
 
@@ -30,11 +31,12 @@ struct RandomSamples {
 
   RandomSamples(const Model& model, const JobConfig& base, int64_t count, int64_t prompt_len,
                 int64_t new_tokens, uint64_t seed) {
+    const Profile profile = parse_profile(base.profile);
     for (int64_t b = 0; b < count; ++b) {
       JobConfig job = base;
       job.max_new = new_tokens;
-      policies.push_back(make_policy(job.policy, policy_options(job)));
-      GenerationSettings settings = generation_settings(job, *policies.back(), 0, nullptr, prompt_len);
+      policies.push_back(make_policy(policy_spec(job, profile)));
+      GenerationSettings settings = generation_settings(job, profile, *policies.back(), 0, nullptr, prompt_len);
       if (settings.budget.h <= 0) settings.budget.h = prompt_len;  // full cache: one prefill pass
       budget = settings.budget;
       generations.push_back(std::make_unique<SampleGeneration>(

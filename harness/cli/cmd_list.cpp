@@ -63,10 +63,10 @@ void print_policy_json() {
 }
 
 void print_profile_table() {
-  std::cout << "| behaviour | the paper's code = `--profile reference` | kvbench's default (`--profile kvbench`) |\n"
-               "|---|---|---|\n";
+  std::cout << "| behaviour | the paper's code = `--profile reference` | kvbench's default (`--profile kvbench`) | "
+               "what `reference` sets |\n|---|---|---|---|\n";
   for (const api::ProfileRow& row : api::profile_rows())
-    std::cout << fmt::format("| {} | {} | {} |\n", row.behaviour, row.reference, row.kvbench);
+    std::cout << fmt::format("| {} | {} | {} | {} |\n", row.behaviour, row.reference, row.kvbench, row.preset);
 }
 
 void print_list(const ListOptions& o) {

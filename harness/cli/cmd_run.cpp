@@ -32,7 +32,7 @@ std::vector<std::string> split_ids(const std::string& text) {
   return ids;
 }
 
-JobConfig job_of(const RunCliOptions& o) {
+ResolvedJob job_of(const RunCliOptions& o) {
   JobConfig job = o.policy.job();
   job.model = o.model.model;
   job.tokenizer = o.tokenizer;
@@ -45,7 +45,7 @@ JobConfig job_of(const RunCliOptions& o) {
   job.device = o.model.device;
   job.dtype = dtype_name(o.model.parsed_dtype());
   job.shadow = o.shadow;
-  return resolve_job(job, o.data_root.empty() ? default_data_root() : std::filesystem::path(o.data_root));
+  return api::resolve(job, o.data_root.empty() ? default_data_root() : std::filesystem::path(o.data_root));
 }
 
 void run_command(const RunCliOptions& o) {
@@ -83,32 +83,21 @@ void add_run_command(CLI::App& app) {
       "  kvbench run --model models/Qwen2.5-7B-Instruct --task math500 --policy h2o --J 512 --h 256 --limit 20\n"
       "  kvbench run --model M --task aime24 --policy tova --J 1024 --rollouts 16 --temperature 0.6 --seed 1");
   o->model.add_to(cmd);
-  cmd->add_option("--tokenizer", o->tokenizer,
-                  "Directory with tokenizer.json (or a .gguf file) when the model has none (random:PRESET): e.g. "
-                  "models/kvbench-demo; its ids must be below the model's vocabulary size")
-      ->check(CLI::ExistingPath);
-  cmd->add_option("--task", o->task, fmt::format("Task: {}", fmt::join(tasks::task_names(), ", ")))->required();
-  cmd->add_option("--data", o->data, "Dataset path (or rare-fact spec); default: the task's dataset under --data-root");
+  cmd->add_option("--tokenizer", o->tokenizer, job_field("tokenizer").help)->check(CLI::ExistingPath);
+  cmd->add_option("--task", o->task,
+                  fmt::format("{}: {}", job_field("task").help, fmt::join(tasks::task_names(), ", ")))
+      ->required();
+  cmd->add_option("--data", o->data, job_field("data").help);
   cmd->add_option("--data-root", o->data_root, "Datasets root (default: $KVBENCH_DATA, else ~/.cache/kvbench/datasets, else ../shared/datasets)");
-  cmd->add_option("--prompt-mode", o->prompt_mode, "raw (the reference: no chat template) or chat")
+  cmd->add_option("--prompt-mode", o->prompt_mode, job_field("prompt_mode").help)
       ->check(CLI::IsMember({"raw", "chat"}))
       ->capture_default_str();
   o->policy.add_to(cmd);
   o->decoding.add_to(cmd, "the task's");
-  cmd->add_option("--limit", o->limit, "Only the first N samples (0 = all)")->capture_default_str();
+  cmd->add_option("--limit", o->limit, job_field("limit").help)->capture_default_str();
   add_batch_option(cmd, o->batch);
-  cmd->add_option("--samples", o->samples, "Only these sample ids, comma-separated (e.g. s0/3,s0/7)");
-  cmd->add_option("--shadow", o->shadow,
-                  "full: also decode each sample with a full cache, teacher-forced with the policy's own tokens, and\n"
-                  "record per chosen token KL(full || policy) of the next-token distributions and whether the argmax\n"
-                  "tokens agree (results rows shadow_kl, shadow_top1; `kvbench report --table fidelity`); and per\n"
-                  "refresh the attention mass lost: for every token fed after the refresh until the next one (or\n"
-                  "the end), the full cache's attention probability on the entries the policy's cache lacked -\n"
-                  "evicted at that refresh or an earlier one - per layer, mean over query heads (refreshes\n"
-                  "shadow_lost_by_layer, their mean shadow_lost_mass; `kvbench report --table attention-loss`).\n"
-                  "Summed over refreshes this is the future attention (every later query) on each refresh's\n"
-                  "evicted entries, the quantity future-oracle minimises. Costs a second, full-cache decode that\n"
-                  "keeps every layer's attention probabilities of the tokens it feeds")
+  cmd->add_option("--samples", o->samples, job_field("samples").help + ", comma-separated (e.g. s0/3,s0/7)");
+  cmd->add_option("--shadow", o->shadow, job_field("shadow").help)
       ->check(CLI::IsMember({"full"}));
   cmd->add_option("--out", o->out, "Results file (default: results/<job label>.h5)");
   cmd->add_flag("--force", o->force, "Replace an existing output or work file, even of a different job");

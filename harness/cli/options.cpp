@@ -23,8 +23,7 @@ std::string existing_model(const std::string& model) {
 
 // Each registered allocator, what it does, its knobs and the policies it serves.
 std::string allocator_help() {
-  std::string help = "How J is spread over layers and KV heads: an allocator, with knobs as a policy's "
-                     "(pyramid:ratio=3, ada:safeguard=0.2).";
+  std::string help = job_field("allocator").help + ".";
   for (const api::AllocatorInfo& allocator : api::allocators())
     help += fmt::format(" {}: {} ({}{}).", allocator.name, allocator.summary,
                         allocator.serves_every_policy ? "every policy" : fmt::format("{}", fmt::join(allocator.policies, ", ")),
@@ -33,9 +32,7 @@ std::string allocator_help() {
 }
 
 std::string profile_help() {
-  std::string help =
-      "kvbench (default) or reference: the counter-causal paper's own code token for token, its bugs included "
-      "(what reproduces its tables; the recipes of that paper use it). They differ in:";
+  std::string help = job_field("profile").help + ". They differ in:";
   for (const api::ProfileRow& row : api::profile_rows())
     if (row.differs) help += fmt::format("\n  {}: reference {}; kvbench {}", row.behaviour, row.reference, row.kvbench);
   return help;
@@ -43,12 +40,11 @@ std::string profile_help() {
 }  // namespace
 
 void ModelOptions::add_to(CLI::App* command) {
-  command->add_option("--model", model, "HF model directory (config.json + safetensors), a GGUF file (or a directory holding one), or random:PRESET")
+  command->add_option("--model", model, job_field("model").help)
       ->required()
       ->check(CLI::Validator(existing_model, "PATH"));
-  command->add_option("--device", device, "cpu, cuda or cuda:N")->capture_default_str();
-  command->add_option("--dtype", dtype, "Weights/activations: float32, bfloat16, float16 (default: float32 on "
-                                        "CPU, bfloat16 on CUDA; softmax and scores are float32 regardless)");
+  command->add_option("--device", device, job_field("device").help)->capture_default_str();
+  command->add_option("--dtype", dtype, job_field("dtype").help);
 }
 
 at::Device ModelOptions::parsed_device() const { return source().parsed_device(); }
@@ -58,61 +54,38 @@ at::ScalarType ModelOptions::parsed_dtype() const { return source().parsed_dtype
 Model ModelOptions::load() const { return api::load_model(source()).model; }
 
 void PolicyCliOptions::add_to(CLI::App* command) {
-  command->add_option("--policy", policy, "Eviction policy (see `kvbench generate --help` for the list)")
-      ->capture_default_str();
-  command->add_option("--J", J,
-                      "Cache budget J: entries kept by a refresh (besides the frozen prefix); or ratio:R, a compression "
-                      "ratio as kvpress states budgets: each sample keeps J = max(1, floor(prompt tokens x (1 - R))), "
-                      "0 < R < 1 (with --mode prefill_end: kvpress's one compression of the prompt)");
-  command->add_option("--h", h, "Refresh interval and prefill chunk size (default J/4)");
-  command->add_option("--recent", recent, "Recent window always kept (default 0; h2o: J/2)");
-  command->add_option("--frozen", frozen,
-                      "Frozen prefix that never leaves: a token count, or `auto` = the system prompt's token "
-                      "length, then subtracted from J")
-      ->capture_default_str();
-  command->add_option("--min-gap", min_gap, "Counter-causal mask: entry i attends to slots j > i + min_gap")
-      ->capture_default_str();
-  command->add_option("--sinks", sinks, "Attention sinks: the first entries always kept (streaming, kvpop, expected-attention)")->capture_default_str();
-  command->add_option("--mode", mode, "chunked: refresh after every prefill chunk; prefill_end: one refresh after "
-                                      "the whole prompt")
+  command->add_option("--policy", policy, job_field("policy").help)->capture_default_str();
+  // --J takes both budget fields: J, or ratio:R for ratio.
+  command->add_option("--J", J, fmt::format("{}; or ratio:R, {}", job_field("J").help, job_field("ratio").help));
+  command->add_option("--h", h, job_field("h").help);
+  command->add_option("--recent", recent, job_field("recent").help);
+  command->add_option("--frozen", frozen, job_field("frozen").help)->capture_default_str();
+  command->add_option("--min-gap", min_gap, job_field("min_gap").help)->capture_default_str();
+  command->add_option("--sinks", sinks, job_field("sinks").help)->capture_default_str();
+  command->add_option("--mode", mode, job_field("mode").help)
       ->check(CLI::IsMember({"chunked", "prefill_end"}))
       ->capture_default_str();
   command->add_option("--allocator", allocator, allocator_help())
       ->check(CLI::Validator(api::allocator_spec_error, "SPEC"))
       ->capture_default_str();
-  command->add_option("--pyramid-ratio", pyramid_ratio,
-                      "Alias of pyramid:ratio=R: the first layer's budget / the last's (>= 1; 1 = uniform sizes). E.g. "
-                      "J=64, 8 layers, ratio 3: budgets 96 87 78 69 59 50 41 32");
-  command->add_option("--smooth", smooth,
-                      "Phrase-level scores: before ranking, each candidate's score becomes the mean over a centred "
-                      "window of W candidates in cache order (W odd; truncated at the ends of the candidates; frozen, "
-                      "sinks and recent entries neither change nor enter a window). 1 = off. Any scorer, per-head "
-                      "scores along the entry axis; no effect on policies that keep by position (full, sliding, "
-                      "streaming)")
-      ->capture_default_str();
-  command->add_option("--keep-span", keep_span,
-                      "Keep spans: walking the candidates from best to worst score (smoothed if --smooth), each is "
-                      "kept with its S-1 followers in cache order; entries already kept are not counted twice and the "
-                      "walk stops when the budget J is full, so the last span may be cut short and exactly as many "
-                      "entries are kept as with S = 1. 1 = off")
-      ->capture_default_str();
+  command->add_option("--smooth", smooth, job_field("smooth").help)->capture_default_str();
+  command->add_option("--keep-span", keep_span, job_field("keep_span").help)->capture_default_str();
   command->add_option("--profile", profile, profile_help())
       ->check(CLI::IsMember(api::profile_names()))
       ->capture_default_str();
-  command->add_option("--policy-seed", seed, "Seed of the random policy")->capture_default_str();
-  command->add_option("--scorer", scorer, "kvpop: learned scorer from `kvbench train-scorer` (default: the "
-                                          "untrained attention-mass fallback)");
+  command->add_option("--policy-seed", seed, job_field("policy_seed").help)->capture_default_str();
+  command->add_option("--scorer", scorer, job_field("scorer").help);
 }
 
 void DecodingCliOptions::add_to(CLI::App* command, const std::string& unset) {
-  command->add_option("--max-new", max_new, fmt::format("Maximum new tokens (unset: {})", unset));
-  command->add_option("--temperature", temperature, fmt::format("0 = greedy (unset: {})", unset));
-  command->add_option("--top-p", top_p, fmt::format("Nucleus sampling mass (unset: {})", unset));
-  command->add_option("--rollouts", rollouts,
-                      fmt::format("Rollouts per prompt, decoded as one batch from one prefill; pass@1 = mean over them "
-                                  "(unset: {})",
-                                  unset));
-  command->add_option("--seed", seed, "Sampling seed (rollout r draws from its own stream)")->capture_default_str();
+  const auto help = [&](const std::string& field) {
+    return fmt::format("{} (unset: {})", job_field(field).help, unset);
+  };
+  command->add_option("--max-new", max_new, help("max_new"));
+  command->add_option("--temperature", temperature, help("temperature"));
+  command->add_option("--top-p", top_p, help("top_p"));
+  command->add_option("--rollouts", rollouts, help("rollouts"));
+  command->add_option("--seed", seed, job_field("seed").help)->capture_default_str();
 }
 
 void DecodingCliOptions::apply(JobConfig& job) const {
@@ -132,7 +105,7 @@ BudgetSpec PolicyCliOptions::spec() const {
   spec.min_gap = min_gap;
   spec.sinks = sinks;
   spec.mode = mode;
-  spec.allocator = pyramid_ratio ? with_pyramid_ratio(allocator, *pyramid_ratio) : allocator;
+  spec.allocator = allocator;
   return spec;
 }
 

@@ -1,7 +1,6 @@
 // Option groups shared by the subcommands that load a model and run a policy.
 #pragma once
 #include <CLI/CLI.hpp>
-#include <optional>
 #include <string>
 
 #include "api/kvbench.h"
@@ -30,7 +29,6 @@ struct PolicyCliOptions {
   int64_t sinks = 4;
   std::string mode = "chunked";
   std::string allocator = "uniform";  // a spec: pyramid:ratio=3
-  std::optional<double> pyramid_ratio;  // the alias of pyramid's ratio knob
   uint64_t seed = 0;
   std::string scorer;      // kvpop: learned scorer file
   int64_t smooth = 1, keep_span = 1;  // phrase rules (engine/score_transforms.h)

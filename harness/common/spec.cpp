@@ -102,6 +102,10 @@ bool SpecItems::boolean(const std::string& key, bool fallback) const {
   });
 }
 
+std::string SpecItems::string(const std::string& key, const std::string& fallback) const {
+  return read<std::string>(key, fallback, "a text", [](const std::string& text) { return std::optional(text); });
+}
+
 std::string SpecItems::choice(const std::string& key, const std::string& fallback,
                               const std::vector<std::string>& choices) const {
   return read<std::string>(key, fallback, fmt::format("one of {}", fmt::join(choices, ", ")),

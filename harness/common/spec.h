@@ -31,6 +31,8 @@ class SpecItems {
   double number(const std::string& key, double fallback, double min, double max) const;
   // true/false (or 1/0), `fallback` when not given.
   bool boolean(const std::string& key, bool fallback) const;
+  // Any text (a file path), `fallback` when not given.
+  std::string string(const std::string& key, const std::string& fallback) const;
   // One of `choices`, `fallback` when not given.
   std::string choice(const std::string& key, const std::string& fallback, const std::vector<std::string>& choices) const;
   void check_all_read() const;

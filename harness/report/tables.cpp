@@ -166,10 +166,7 @@ std::map<std::pair<int64_t, std::string>, double> defined_unit_values(
 std::string policy_label(const json& config) {
   std::string label = config.at("policy").get<std::string>();
   if (!config.contains("allocator")) return label;  // uniform: identities as before allocators
-  std::string allocator = config.at("allocator").get<std::string>();
-  if (config.contains("pyramid_ratio"))  // files written before allocators took knobs
-    allocator = with_pyramid_ratio(allocator, config.at("pyramid_ratio").get<double>());
-  return label + "+" + find_allocator(allocator).spec();
+  return label + "+" + find_allocator(config.at("allocator").get<std::string>()).spec();
 }
 
 std::string budget_text(const JobResults& job) {
@@ -183,7 +180,8 @@ JobResults load_job_results(const std::filesystem::path& file) {
   job.results = read_results(file);
   json config;
   try {
-    config = json::parse(job.results.info.config_json);
+    // In today's form: an older file's fields (e.g. pyramid_ratio) as the job reader maps them.
+    config = current_form(json::parse(job.results.info.config_json));
     job.model = model_label(config.at("model").get<std::string>());
     config.at("task").get_to(job.task);
     config.at("policy").get_to(job.base_policy);

@@ -27,20 +27,19 @@ std::vector<int64_t> random_tokens(int64_t count, int64_t vocab) {
 
 // Jobs with one key run the same prompts: tokenizing them (the slow part) once serves them all.
 std::string prompts_key(const JobConfig& job) {
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}", job.model, job.tokenizer, job.task, job.data, job.prompt_mode, job.limit,
-                     fmt::join(job.samples, ","));
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", job.model, job.tokenizer, job.task, job.data, job.prompt_mode,
+                     job.profile, job.limit, fmt::join(job.samples, ","));
 }
 }  // namespace
 
-std::vector<int64_t> prompt_lengths(const JobConfig& job, const Tokenizer& tokenizer) {
-  const auto task = tasks::make_task(job.task);
+std::vector<int64_t> prompt_lengths(const ResolvedJob& job, const Tokenizer& tokenizer) {
   std::vector<int64_t> lengths;
-  for (const auto& sample : job_samples(job, *task, tokenizer))
-    lengths.push_back(encode_prompt(task->prompt(sample), tokenizer, job.prompt_mode == "chat").ids.size());
+  for (const auto& sample : job_samples(job, tokenizer))
+    lengths.push_back(encode_prompt(job.benchmark().prompt(sample), tokenizer, job.chat()).ids.size());
   return lengths;
 }
 
-Workload job_workload(const JobConfig& job, const std::vector<int64_t>& prompt_lengths) {
+Workload job_workload(const ResolvedJob& job, const std::vector<int64_t>& prompt_lengths) {
   Workload w;
   const bool evicts = make_policy(job.policy)->evicts();
   for (const int64_t prompt : prompt_lengths) {
@@ -52,12 +51,12 @@ Workload job_workload(const JobConfig& job, const std::vector<int64_t>& prompt_l
   return w;
 }
 
-Speed measure_speed(const Model& model, const JobConfig& job) {
+Speed measure_speed(const Model& model, const ResolvedJob& job) {
   // A scorer not trained yet costs about what the untrained fallback does.
-  const std::string scorer = std::filesystem::exists(job.scorer) ? job.scorer : std::string();
-  PolicyOptions options = policy_options(job);
-  options.scorer_path = scorer;
-  auto policy = [&] { return make_policy(job.policy, options); };
+  JobConfig untrained = job;
+  if (!std::filesystem::exists(untrained.scorer)) untrained.scorer.clear();
+  const std::string spec = policy_spec(untrained, job.profile_kind());
+  auto policy = [&] { return make_policy(spec); };
   // The job's budget and phrase; one greedy rollout of a fixed length, no shadow run, time nothing else.
   GenerationSettings settings = generation_settings(job, *policy(), 0, nullptr, kUnbudgetedPrompt);
   settings.sampling = {};
@@ -87,7 +86,7 @@ std::string speed_key(const JobConfig& job) {
   return fmt::format("{}|{}|{}|{}|{}|{}", job.model, job.device, job.dtype, job.policy, job.budget.J, job.budget.h);
 }
 
-bool workload_countable(const JobConfig& job) {
+bool workload_countable(const ResolvedJob& job) {
   return Tokenizer::available(job.tokenizer.empty() ? job.model : job.tokenizer) && missing_data_files(job).empty();
 }
 
@@ -97,7 +96,7 @@ std::vector<JobCost> job_costs(const std::vector<SweepJob>& jobs, const std::map
   std::vector<JobCost> costs;
   for (const auto& entry : jobs) {
     JobCost cost;
-    const JobConfig& job = entry.job;
+    const ResolvedJob& job = entry.job;
     if (workload_countable(job)) {
       const std::string& source = job.tokenizer.empty() ? job.model : job.tokenizer;
       if (!tokenizers.count(source)) tokenizers.emplace(source, Tokenizer::load(source));

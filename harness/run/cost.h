@@ -26,8 +26,8 @@ struct Workload {
 
 // The token length of each prompt the job runs (tokenizing is the slow part: jobs that differ only in
 // policy or budget share these).
-std::vector<int64_t> prompt_lengths(const JobConfig& job, const Tokenizer& tokenizer);
-Workload job_workload(const JobConfig& job, const std::vector<int64_t>& prompt_lengths);
+std::vector<int64_t> prompt_lengths(const ResolvedJob& job, const Tokenizer& tokenizer);
+Workload job_workload(const ResolvedJob& job, const std::vector<int64_t>& prompt_lengths);
 
 struct Speed {
   double prefill_tokens_per_s = 0.0, decode_tokens_per_s = 0.0;
@@ -35,7 +35,7 @@ struct Speed {
 };
 
 // A short run of the job's policy on random tokens (prompt J + h, 8 new tokens) on the job's device.
-Speed measure_speed(const Model& model, const JobConfig& job);
+Speed measure_speed(const Model& model, const ResolvedJob& job);
 
 double estimated_seconds(const Workload& workload, const Speed& speed);
 
@@ -43,7 +43,7 @@ double estimated_seconds(const Workload& workload, const Speed& speed);
 std::string speed_key(const JobConfig& job);
 
 // Whether the job's workload can be counted here: its tokenizer and its task's data are on this machine.
-bool workload_countable(const JobConfig& job);
+bool workload_countable(const ResolvedJob& job);
 
 // A job's cost as far as this machine knows it: its workload where countable, its speed where benchmarked.
 struct JobCost {

@@ -1,14 +1,18 @@
 #include "run/job.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <regex>
 
 #include "common/error.h"
 #include "common/spec.h"
 #include "engine/allocator.h"
 #include "engine/generate.h"
+#include "run/job_fields.h"
 #include "run/profile.h"
 #include "tasks/task.h"
 
@@ -86,113 +90,70 @@ CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t
   return b;
 }
 
-std::string with_pyramid_ratio(const std::string& allocator, double ratio) {
-  const Spec parsed = parse_spec(allocator, "allocator");
-  if (parsed.name != "pyramid" || parsed.items.text("ratio")) return allocator;
-  return fmt::format("{}{}ratio={}", allocator, parsed.items.items().empty() ? ":" : ",", knob_text(ratio));
+namespace {
+
+// Job fields that hold a policy's knob: files from before it was a knob keep their identity.
+const std::pair<const char*, const char*> kKnobFields[] = {{"policy_seed", "seed"}, {"scorer", "scorer"}};
+
+using Items = std::vector<std::pair<std::string, std::string>>;
+
+bool gives(const Items& items, const std::string& knob) {
+  return std::any_of(items.begin(), items.end(), [&](const auto& item) { return item.first == knob; });
 }
 
-PolicyOptions policy_options(const JobConfig& job) {
-  PolicyOptions options;
-  options.seed = job.policy_seed;
-  options.scorer_path = job.scorer;
-  apply_profile(parse_profile(job.profile), options);
-  return options;
+std::string spec_text(const std::string& name, const Items& items) {
+  std::vector<std::string> written;
+  for (const auto& [key, value] : items) written.push_back(key + "=" + value);
+  return written.empty() ? name : fmt::format("{}:{}", name, fmt::join(written, ","));
 }
 
-GenerationSettings generation_settings(const JobConfig& job, const Policy& policy, int64_t system_tokens,
-                                       const Tokenizer* tokenizer, int64_t prompt_tokens) {
-  const Profile profile = parse_profile(job.profile);
-  GenerationSettings settings;
-  settings.reference = reference_quirks(profile);
-  settings.budget = resolve_budget(job.budget, policy, system_tokens, prompt_tokens);
-  settings.phrase = job.phrase;
-  settings.sampling = {job.temperature, job.top_p, /*top_k=*/0, job.seed};
-  settings.max_new_tokens = job.max_new;
-  settings.rollouts = job.rollouts;
-  if (tokenizer) settings.eos_ids = end_ids(profile, *tokenizer);
-  settings.shadow_full = job.shadow == "full";
-  return settings;
+// The knobs `profile` presets on the policy `name`.
+std::map<std::string, std::string> presets_of(const std::string& name, Profile profile) {
+  std::map<std::string, std::string> presets;
+  for (const KnobPreset& preset : knob_presets(profile))
+    if (preset.policy == name) presets[preset.knob] = preset.value;
+  return presets;
 }
 
-json to_json(const JobConfig& j) {
-  json out = {{"model", j.model},         {"task", j.task},
-          {"data", j.data},           {"prompt_mode", j.prompt_mode},
-          {"policy", j.policy},       {"J", j.budget.J},
-          {"h", j.budget.h},          {"recent", j.budget.recent},
-          {"frozen", j.budget.frozen}, {"min_gap", j.budget.min_gap},
-          {"sinks", j.budget.sinks},  {"mode", j.budget.mode},
-          {"policy_seed", j.policy_seed}, {"scorer", j.scorer},
-          {"smooth", j.phrase.smooth}, {"keep_span", j.phrase.keep_span},
-          {"max_new", j.max_new},
-          {"temperature", j.temperature}, {"top_p", j.top_p},
-          {"rollouts", j.rollouts},   {"seed", j.seed},
-          {"limit", j.limit},         {"samples", j.samples},
-          {"device", j.device},       {"dtype", j.dtype},
-          {"shadow", j.shadow},       {"profile", j.profile}};
-  // Only when not uniform: every job from before allocators keeps its identity, file name and resume key.
-  if (j.budget.allocator != BudgetSpec{}.allocator) out["allocator"] = j.budget.allocator;
-  if (!j.tokenizer.empty()) out["tokenizer"] = j.tokenizer;  // likewise: only when not the model's own
-  if (j.budget.ratio > 0) out["ratio"] = j.budget.ratio;      // and only for ratio budgets
-  return out;
-}
+}  // namespace
 
-JobConfig job_from_json(const json& value, const std::string& where) {
-  if (!value.is_object()) fail("{}: expected a JSON object of job fields", where);
-  JobConfig j;
-  json known = to_json(j);
-  known["allocator"] = j.budget.allocator;
-  known["tokenizer"] = j.tokenizer;
-  known["ratio"] = j.budget.ratio;
-  known["pyramid_ratio"] = 2.0;  // an alias of the allocator's knob (with_pyramid_ratio)
-  for (const auto& [key, field] : value.items()) {
-    if (!known.contains(key)) fail("{}: unknown field \"{}\" (known: {})", where, key, known.dump());
-    // Numbers may be written as integers where doubles are expected, but not the other way round.
-    const bool same_kind = field.type() == known[key].type() ||
-                           (field.is_number() && known[key].is_number_float()) ||
-                           (field.is_number_unsigned() && known[key].is_number_integer()) ||
-                           (field.is_number_integer() && known[key].is_number_unsigned() && field.get<int64_t>() >= 0);
-    if (!same_kind) fail("{}: field \"{}\" should be like {} (got {})", where, key, known[key].dump(), field.dump());
+std::string policy_spec(const JobConfig& job, Profile profile) {
+  const Spec spec = parse_spec(job.policy, "policy");
+  Items items = spec.items.items();
+  const json reads = make_policy(spec.name)->knob_settings();  // the knobs it reads, at their defaults
+  for (const auto& [field_name, knob] : kKnobFields) {
+    const JobField& field = job_field(field_name);
+    if (!reads.contains(knob) || field.get(job) == field.default_value()) continue;
+    const std::string value = knob_text(field.get(job));
+    if (const auto given = spec.items.text(knob); given && *given != value)
+      fail("policy {}: {} is given twice, {} as the knob and {} as the job field {}", job.policy, knob, *given, value,
+           field_name);
+    if (!gives(items, knob)) items.emplace_back(knob, value);
   }
-  json merged = known;
-  merged.update(value);
-  merged.at("model").get_to(j.model);
-  merged.at("tokenizer").get_to(j.tokenizer);
-  merged.at("task").get_to(j.task);
-  merged.at("data").get_to(j.data);
-  merged.at("prompt_mode").get_to(j.prompt_mode);
-  merged.at("policy").get_to(j.policy);
-  merged.at("J").get_to(j.budget.J);
-  merged.at("ratio").get_to(j.budget.ratio);
-  merged.at("h").get_to(j.budget.h);
-  merged.at("recent").get_to(j.budget.recent);
-  merged.at("frozen").get_to(j.budget.frozen);
-  merged.at("min_gap").get_to(j.budget.min_gap);
-  merged.at("sinks").get_to(j.budget.sinks);
-  merged.at("mode").get_to(j.budget.mode);
-  merged.at("allocator").get_to(j.budget.allocator);
-  if (value.contains("pyramid_ratio"))
-    j.budget.allocator = with_pyramid_ratio(j.budget.allocator, value.at("pyramid_ratio").get<double>());
-  merged.at("policy_seed").get_to(j.policy_seed);
-  merged.at("scorer").get_to(j.scorer);
-  merged.at("smooth").get_to(j.phrase.smooth);
-  merged.at("keep_span").get_to(j.phrase.keep_span);
-  merged.at("max_new").get_to(j.max_new);
-  merged.at("temperature").get_to(j.temperature);
-  merged.at("top_p").get_to(j.top_p);
-  merged.at("rollouts").get_to(j.rollouts);
-  merged.at("seed").get_to(j.seed);
-  merged.at("limit").get_to(j.limit);
-  merged.at("samples").get_to(j.samples);
-  merged.at("device").get_to(j.device);
-  merged.at("dtype").get_to(j.dtype);
-  merged.at("shadow").get_to(j.shadow);
-  merged.at("profile").get_to(j.profile);
-  return j;
+  for (const auto& [knob, value] : presets_of(spec.name, profile))
+    if (reads.contains(knob) && !gives(items, knob)) items.emplace_back(knob, value);
+  return spec_text(spec.name, items);
 }
 
 JobConfig with_normal_specs(JobConfig job) {
-  job.policy = make_policy(job.policy)->spec();
+  const Profile profile = parse_profile(job.profile);
+  const auto policy = make_policy(policy_spec(job, profile));
+  const Spec made = parse_spec(policy->spec(), "policy");  // knobs off the factory's defaults, in reading order
+  const auto presets = presets_of(made.name, profile);
+  Items normal;
+  for (const auto& [knob, value] : made.items.items()) {
+    const auto preset = presets.find(knob);
+    if (preset == presets.end() || preset->second != value) normal.emplace_back(knob, value);
+  }
+  for (const auto& [knob, preset] : presets)  // a knob set back to the factory's default over the profile's
+    if (const std::string value = knob_text(policy->knob_settings().at(knob)); !gives(normal, knob) && value != preset)
+      normal.emplace_back(knob, value);
+  for (const auto& [field_name, knob] : kKnobFields)
+    if (gives(normal, knob)) {
+      job_field(field_name).set(policy->knob_settings().at(knob), job);
+      normal.erase(std::find_if(normal.begin(), normal.end(), [&](const auto& item) { return item.first == knob; }));
+    }
+  job.policy = spec_text(made.name, normal);
   job.budget.allocator = find_allocator(job.budget.allocator).spec();
   return job;
 }
@@ -230,8 +191,8 @@ std::string job_label(const JobConfig& j, const std::vector<std::string>& extra_
                                   budget_label(j.budget), j.budget.h, j.seed, j.rollouts);
   const json fields = to_json(j);
   std::vector<std::string> named;
-  for (const std::string& field : extra_fields) {  // the alias's value lives in the allocator's spec
-    const std::string own = field == "pyramid_ratio" ? "allocator" : field;
+  for (const std::string& field : extra_fields) {  // an old field (a sweep's pyramid_ratio axis): its holder's value
+    const std::string own = field_holding(field);
     if (std::find(named.begin(), named.end(), own) == named.end()) named.push_back(own);
   }
   const json defaults = to_json(JobConfig{});

@@ -47,11 +47,7 @@ std::string budget_label(const BudgetSpec& spec);
 CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t auto_frozen_tokens,
                            int64_t prompt_tokens = 0);
 
-// The pyramid ratio of flags and job files from before allocators took knobs (--pyramid-ratio,
-// "pyramid_ratio"), as the knob of `allocator`: "pyramid" + 3 → "pyramid:ratio=3". A spec that names its
-// own ratio keeps it, and other allocators ignore it, so a sweep's base may carry it over an allocator grid.
-std::string with_pyramid_ratio(const std::string& allocator, double ratio);
-
+// Each field's name in the JSON, its meaning and when the JSON holds it: run/job_fields.h.
 struct JobConfig {
   std::string model;               // model directory
   std::string tokenizer;           // a directory with tokenizer.json when not the model's (random:PRESET models)
@@ -76,26 +72,27 @@ struct JobConfig {
   std::string profile = "kvbench";  // or "reference": the paper's code token for token (run/profile.h)
 };
 
-// The options a job's fields give its policy (seed, learned scorer, the profile's switches; knobs travel in
-// `policy` itself).
-PolicyOptions policy_options(const JobConfig& job);
-
-// How `job` generates with `policy`: the budget (frozen = auto counts `system_tokens`), phrase rules,
-// sampling, lengths, the shadow run and the profile's quirks; generation ends at `tokenizer`'s end tokens
-// as the profile has it (none without a tokenizer). The one place a job's fields become GenerationSettings.
-GenerationSettings generation_settings(const JobConfig& job, const Policy& policy, int64_t system_tokens,
-                                       const Tokenizer* tokenizer, int64_t prompt_tokens = 0);
-
+// The job's JSON form, from the field table (run/job_fields.cpp).
 json to_json(const JobConfig& job);
 
+enum class Profile;  // run/profile.h
+
+// The spec the job's policy is made from under `profile`: its own knobs, those that job fields hold for it
+// (policy_seed: random's seed, scorer: kvpop's scorer file) and those the profile presets (run/profile.h),
+// a knob the spec gives winning over the profile's. Throws when a field and the spec give one knob two values.
+std::string policy_spec(const JobConfig& job, Profile profile);
+
 // `job` with its policy and allocator specs in normal form (knobs at their defaults left out, canonical
-// values): one experiment, one identity — the label, the results file's config, the resume key.
+// values): one experiment, one identity — the label, the results file's config, the resume key. "Default"
+// is the profile's preset where it has one; a knob a job field holds stays in that field (identities
+// from before it was a knob).
 JobConfig with_normal_specs(JobConfig job);
 
 // What ran, resolved: the policy's and allocator's knobs with their defaults filled in and the budget as
 // the refresh sees it (h, the policy's recent window, frozen; `system_tokens` for frozen = auto).
 json effective_settings(const JobConfig& job, const Policy& policy, int64_t system_tokens);
-// Throws kvbench::Error naming `where` and the field on unknown or ill-typed fields.
+// Reads the fields of the table and old files' fields (run/job_fields.cpp); the absent ones keep their
+// defaults. Throws kvbench::Error naming `where` and the field on unknown or ill-typed fields.
 JobConfig job_from_json(const json& value, const std::string& where);
 
 // A config recorded by an earlier kvbench (results file, journal) in today's form: fields it lacks (written

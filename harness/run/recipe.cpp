@@ -172,8 +172,11 @@ std::vector<RecipeJob> expand_part(const json& config, const json& part, const s
     job.model_id = job.entry.job.model;
     if (!tag.empty()) job.entry.label += "__" + tag;
     job.entry.out = output_dir / (job.entry.label + ".h5");
-    // Set after expansion: the file may not exist yet, and resolving a job loads its scorer.
-    if (!scorer.empty()) job.entry.job.scorer = (options.scorers_dir / replace_all(scorer, "{model}", model_name(job.model_id))).string();
+    if (!scorer.empty()) {  // each model's own scorer
+      JobConfig with_scorer = job.entry.job;
+      with_scorer.scorer = (options.scorers_dir / replace_all(scorer, "{model}", model_name(job.model_id))).string();
+      job.entry.job = resolve_job(std::move(with_scorer), options.data_root);
+    }
     jobs.push_back(std::move(job));
   }
   return jobs;
@@ -262,25 +265,23 @@ std::string resolve_model_path(const std::string& model, const ModelPaths& paths
   return model;
 }
 
-void apply_job_overrides(std::vector<SweepJob>& jobs, const std::map<std::string, json>& fields) {
-  for (const auto& [field, value] : fields)
+JobConfig with_overrides(const JobConfig& job, const std::map<std::string, json>& fields) {
+  if (fields.empty()) return job;
+  json config = to_json(job);
+  for (const auto& [field, value] : fields) {
     if (kLabelFields.count(field))
       fail("--set {}: this field names the results files, so it cannot be overridden for every job (edit the "
            "config instead)",
            field);
-  for (SweepJob& entry : jobs) {
-    json config = to_json(entry.job);
-    for (const auto& [field, value] : fields) {
-      if (!config.contains(field)) fail("--set {}: not a job field (known: {})", field, config.dump());
-      config[field] = value;
-    }
-    entry.job = job_from_json(config, "--set");
+    if (!config.contains(field)) fail("--set {}: not a job field (known: {})", field, config.dump());
+    config[field] = value;
   }
+  return job_from_json(config, "--set");
 }
 
-std::vector<std::filesystem::path> missing_data_files(const JobConfig& job) {
+std::vector<std::filesystem::path> missing_data_files(const ResolvedJob& job) {
   std::vector<std::filesystem::path> missing;
-  for (const auto& file : tasks::make_task(job.task)->files_read(job.data))
+  for (const auto& file : job.benchmark().files_read(job.data))
     if (!std::filesystem::exists(file)) missing.push_back(file);
   return missing;
 }
@@ -293,7 +294,7 @@ std::vector<std::string> missing_inputs(const std::vector<SweepJob>& jobs,
     if (seen.insert(key).second) missing.push_back(line);
   };
   for (const auto& entry : jobs) {
-    const JobConfig& job = entry.job;
+    const ResolvedJob& job = entry.job;
     const bool model_present = std::filesystem::exists(std::filesystem::path(job.model) / "config.json") ||
                                !gguf_model_file(job.model).empty();
     if (!model_present) {

@@ -108,12 +108,12 @@ struct ModelPaths {
 };
 std::string resolve_model_path(const std::string& model, const ModelPaths& paths);
 
-// Overrides of job fields for every job (`--set max_new=8`, `--limit 1`); fields that name results files
-// (model, task, policy, J, h, seed, rollouts) cannot be overridden. Throws naming the field.
-void apply_job_overrides(std::vector<SweepJob>& jobs, const std::map<std::string, json>& fields);
+// `job` with fields overridden (`--set max_new=8`, `--limit 1`: the same for every job of a sweep); fields
+// that name results files (model, task, policy, J, h, seed, rollouts) cannot be. Throws naming the field.
+JobConfig with_overrides(const JobConfig& job, const std::map<std::string, json>& fields);
 
 // The data files the job's task reads that are not on this machine.
-std::vector<std::filesystem::path> missing_data_files(const JobConfig& job);
+std::vector<std::filesystem::path> missing_data_files(const ResolvedJob& job);
 // Models, scorers and datasets the jobs need that are not on this machine, one line each with how to get it.
 std::vector<std::string> missing_inputs(const std::vector<SweepJob>& jobs, const std::map<std::string, std::string>& model_ids);
 

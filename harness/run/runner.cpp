@@ -42,11 +42,11 @@ EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokeni
   return {tokenizer.encode(tokenizer.apply_chat_template(messages, true), false), system};
 }
 
-std::vector<tasks::Sample> job_samples(const JobConfig& job, const tasks::Task& task, const Tokenizer& tokenizer) {
+std::vector<tasks::Sample> job_samples(const ResolvedJob& job, const Tokenizer& tokenizer) {
   const tasks::TokenCounter count_tokens = [&tokenizer](std::string_view text) {
     return static_cast<int64_t>(tokenizer.encode(text, /*add_special_tokens=*/false).size());
   };
-  std::vector<tasks::Sample> all = task.load(job.data, count_tokens);
+  std::vector<tasks::Sample> all = job.benchmark().load(job.data, count_tokens);
   if (!job.samples.empty()) {
     std::set<std::string> wanted(job.samples.begin(), job.samples.end());
     std::vector<tasks::Sample> chosen;
@@ -103,13 +103,13 @@ void add_lost_attention(RefreshTrace& trace, const LostAttention& lost, int64_t 
 
 // The cache a sample's generation will hold at its largest, checked against this machine's memory before a
 // byte is allocated: an out-of-memory kill mid-sweep says nothing, this says which knob to turn.
-void check_cache_fits(const JobConfig& job, const Policy& policy, const CacheBudget& budget, const Model& model,
+void check_cache_fits(const ResolvedJob& job, const Policy& policy, const CacheBudget& budget, const Model& model,
                       int64_t prompt_tokens, const std::string& sample_id) {
   if (job.device != "cpu") return;  // device memory is the device runtime's to report
   const ModelConfig& c = model.config();
   const int64_t longest = prompt_tokens + job.max_new;
   const int64_t tokens = (policy.evicts() ? std::min(longest, budget.frozen + budget.J + budget.h) : longest) +
-                         (job.shadow == "full" ? longest : 0);  // the shadow's full cache
+                         (job.shadow_full() ? longest : 0);  // the shadow's full cache
   const int64_t element_bytes = job.dtype == "float32" ? 4 : 2;
   const double bytes = 2.0 * static_cast<double>(c.num_layers * c.num_kv_heads * c.head_dim * element_bytes) *
                        static_cast<double>(tokens) * static_cast<double>(job.rollouts);
@@ -133,13 +133,12 @@ struct SampleInFlight {
 // A fresh policy per sample: results never depend on which samples ran before (resume, shards, batching).
 // Only a policy that carries state across samples (the paper's h2o hook under --profile reference) is
 // `carried`: one instance for every sample, in order.
-std::unique_ptr<SampleInFlight> start_sample(const JobConfig& job, const tasks::Task& task,
-                                             const tasks::Sample& sample, const Model& model,
+std::unique_ptr<SampleInFlight> start_sample(const ResolvedJob& job, const tasks::Sample& sample, const Model& model,
                                              const Tokenizer& tokenizer, std::shared_ptr<Policy> carried) {
+  const tasks::Task& task = job.benchmark();
   auto in_flight = std::make_unique<SampleInFlight>(
-      SampleInFlight{sample, encode_prompt(task.prompt(sample), tokenizer, job.prompt_mode == "chat"),
-                     carried ? std::move(carried) : std::shared_ptr<Policy>(make_policy(job.policy, policy_options(job))),
-                     nullptr});
+      SampleInFlight{sample, encode_prompt(task.prompt(sample), tokenizer, job.chat()),
+                     carried ? std::move(carried) : std::shared_ptr<Policy>(job.make_policy()), nullptr});
   const EncodedPrompt& prompt = in_flight->prompt;
   const GenerationSettings settings =
       generation_settings(job, *in_flight->policy, prompt.system_tokens, &tokenizer, prompt.ids.size());
@@ -157,8 +156,8 @@ std::unique_ptr<SampleInFlight> start_sample(const JobConfig& job, const tasks::
 }
 
 // Grades every rollout of a finished sample and collects its rows and refresh traces.
-SampleResults finish_sample(const JobConfig& job, const tasks::Task& task, SampleInFlight& in_flight,
-                            const Tokenizer& tokenizer) {
+SampleResults finish_sample(const ResolvedJob& job, SampleInFlight& in_flight, const Tokenizer& tokenizer) {
+  const tasks::Task& task = job.benchmark();
   const tasks::Sample& sample = in_flight.sample;
   const GenerationResult result = in_flight.generation->take();
   const std::vector<int64_t> keys = key_positions(in_flight.prompt.ids, tokenizer, task.key_texts(sample));
@@ -239,70 +238,6 @@ std::filesystem::path default_data_root() {
   return std::filesystem::exists("../shared/datasets") ? "../shared/datasets" : "datasets";
 }
 
-namespace {
-
-// Sizes from a config are bounded before anything is allocated or run: a typo (J = 10^12, 10^9 rollouts)
-// gets a message, not an out-of-memory kill or a run that never ends.
-constexpr int64_t kMaxTokens = int64_t{1} << 24;  // 16.7 M: past any model's context
-constexpr int64_t kMaxRollouts = 4096;
-
-void check_range(const char* field, int64_t value, int64_t low, int64_t high) {
-  if (value < low || value > high) fail("{} must be in {}..{} (got {})", field, low, high, value);
-}
-
-void check_bounds(const JobConfig& job) {
-  check_range("J", job.budget.J, 0, kMaxTokens);
-  if (job.budget.ratio != 0 && !(job.budget.ratio > 0 && job.budget.ratio < 1))
-    fail("ratio must be a compression ratio in (0, 1) (got {})", job.budget.ratio);
-  if (job.budget.ratio > 0 && job.budget.J > 0) fail("give J or a ratio, not both (J {}, ratio {})", job.budget.J, job.budget.ratio);
-  check_range("h", job.budget.h, 0, kMaxTokens);
-  check_range("recent", job.budget.recent, -1, kMaxTokens);
-  check_range("min_gap", job.budget.min_gap, 0, kMaxTokens);
-  check_range("sinks", job.budget.sinks, 0, kMaxTokens);
-  validate(job.phrase);
-  check_range("smooth", job.phrase.smooth, 1, kMaxTokens);
-  check_range("keep_span", job.phrase.keep_span, 1, kMaxTokens);
-  check_range("max_new", job.max_new, 1, kMaxTokens);
-  check_range("rollouts", job.rollouts, 1, kMaxRollouts);
-  if (!std::isfinite(job.temperature) || job.temperature > 100)
-    fail("temperature must be in 0..100 (got {})", job.temperature);
-  if (!(job.top_p >= 0 && job.top_p <= 1)) fail("top_p must be in 0..1 (got {})", job.top_p);
-}
-
-}  // namespace
-
-JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root) {
-  // A generated task's spec may stand for its name: --task ruler:vt,length=8192 is --task ruler --data
-  // ruler:vt,length=8192 (under the datasets root, where its files are looked for).
-  if (const auto colon = job.task.find(':'); colon != std::string::npos) {
-    if (!job.data.empty()) fail("--task {} names its data already: leave --data out", job.task);
-    job.data = (data_root / job.task).string();
-    job.task.resize(colon);
-    if (tasks::make_task(job.task)->reads_dataset())
-      fail("task {} reads a dataset file: pass it with --data, not as --task {}:…", job.task, job.task);
-  }
-  const auto task = tasks::make_task(job.task);
-  // Unknown names and knobs fail here, before a model loads; specs take their normal form.
-  job = with_normal_specs(std::move(job));
-  // A sweep's base may name a scorer for a grid of policies: only kvpop reads it, so the others drop it.
-  if (!make_policy(job.policy)->reads_learned_scorer()) job.scorer.clear();
-  make_policy(job.policy, policy_options(job));  // a bad scorer file fails here too
-  if (!job.shadow.empty() && job.shadow != "full") fail("shadow must be \"\" or \"full\" (got \"{}\")", job.shadow);
-  if (job.prompt_mode != "raw" && job.prompt_mode != "chat")
-    fail("prompt mode must be raw or chat (got \"{}\")", job.prompt_mode);
-  if (job.data.empty()) job.data = (data_root / task->default_dataset()).string();
-  const tasks::DecodingDefaults defaults = task->defaults(job.data);
-  if (job.max_new <= 0) job.max_new = defaults.max_new_tokens;
-  if (job.temperature < 0) job.temperature = defaults.temperature;
-  if (job.top_p < 0) job.top_p = defaults.top_p;
-  if (job.rollouts <= 0) job.rollouts = defaults.rollouts;
-  // h = J/4 by default, written out so the results file and its name say what ran.
-  if (job.budget.h == 0 && job.budget.J > 0) job.budget.h = default_h(job.budget.J);
-  if (job.limit < 0) fail("limit must not be negative (got {})", job.limit);
-  check_bounds(job);
-  return job;
-}
-
 std::filesystem::path journal_path(const std::filesystem::path& out) { return out.string() + ".partial.jsonl"; }
 
 namespace {
@@ -317,9 +252,12 @@ void prepare_output_directory(const std::filesystem::path& out) {
 
 }  // namespace
 
-OutputState check_output(const std::filesystem::path& out, const JobConfig& job, bool force) {
-  prepare_output_directory(out);
-  if (!std::filesystem::exists(out) || force) return OutputState::Missing;
+namespace {
+
+// Whether `out` holds this job's results (true) or nothing yet (false); refuses a file of another job, or
+// not a results file, unless `force` (which replaces it).
+bool output_complete(const std::filesystem::path& out, const JobConfig& job, bool force) {
+  if (!std::filesystem::exists(out) || force) return false;
   json existing;
   try {
     existing = json::parse(read_run_info(out).config_json);
@@ -329,31 +267,43 @@ OutputState check_output(const std::filesystem::path& out, const JobConfig& job,
   if (current_form(existing) != to_json(job))
     fail("{} holds results of a different job (its config: {}); use another --out or pass --force to replace it",
          out.string(), existing.dump());
-  return OutputState::Complete;
+  return true;
 }
 
-void tidy_complete(const std::filesystem::path& out) {
-  if (const std::optional<JobLock> lock = JobLock::try_take(out)) std::filesystem::remove(journal_path(out));
-}
-
-RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const Model& model,
-                   const Tokenizer& tokenizer, const RunOptions& options) {
+RunOutcome already_complete(const std::filesystem::path& out) {
   RunOutcome outcome;
+  outcome.already_complete = true;
+  outcome.summary = read_results(out).summary;
+  return outcome;
+}
+
+}  // namespace
+
+RunOutcome run_job(const ResolvedJob& job, const std::filesystem::path& out, const ModelLoader& load_model,
+                   const RunOptions& options) {
   prepare_output_directory(out);  // the lock file's home
-  // First the lock, then everything else: whether the job is complete, its journal, its results.
+  // A complete job is left as it is without waiting for its lock, whoever holds it (a process tidying up).
+  if (output_complete(out, job, options.force)) {
+    if (const std::optional<JobLock> lock = JobLock::try_take(out))
+      std::filesystem::remove(journal_path(out));  // killed between the final rename and the cleanup
+    return already_complete(out);
+  }
+  // Then the lock, and under it everything else: the output again (another process may have finished it
+  // meanwhile), the journal, the results.
+  RunOutcome outcome;
   const std::optional<JobLock> lock = JobLock::try_take(out);
   if (!lock) {
     outcome.held = true;
     return outcome;
   }
-  if (check_output(out, job, options.force) == OutputState::Complete) {
-    std::filesystem::remove(journal_path(out));  // killed between the final rename and the cleanup
-    outcome.already_complete = true;
-    outcome.summary = read_results(out).summary;
-    return outcome;
+  if (output_complete(out, job, options.force)) {
+    std::filesystem::remove(journal_path(out));
+    return already_complete(out);
   }
-  const auto task = tasks::make_task(job.task, task_protocol(parse_profile(job.profile)));
-  const std::vector<tasks::Sample> samples = job_samples(job, *task, tokenizer);
+  const ModelRef loaded = load_model();
+  const Model& model = loaded.model;
+  const Tokenizer& tokenizer = loaded.tokenizer;
+  const std::vector<tasks::Sample> samples = job_samples(job, tokenizer);
   if (samples.empty()) fail("{}: no samples selected", job.data);
   if (const auto differences = differences_from_paper(job); !differences.empty() && options.progress)
     spdlog::info("profile kvbench differs from the paper's code for this job in: {} (--profile reference reproduces "
@@ -362,13 +312,13 @@ RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const
   outcome.resumed = static_cast<int64_t>(journal.finished().size());
   // A carrying policy runs the samples one at a time, in order, and on resume runs the finished ones again
   // (unrecorded) to pass on exactly the state they passed on before.
-  std::shared_ptr<Policy> carried(make_policy(job.policy, policy_options(job)));
+  std::shared_ptr<Policy> carried(job.make_policy());
   if (!carried->carries_across_samples()) carried.reset();
-  const int64_t batch = carried ? 1 : options.batch;
+  const int64_t batch = carried ? 1 : options.batch > 0 ? options.batch : default_batch(model);
   {
     std::optional<Progress> progress;
     if (options.progress)
-      progress.emplace(options.label.empty() ? job_label(job) : options.label, samples.size(), outcome.resumed);
+      progress.emplace(options.label.empty() ? job.label() : options.label, samples.size(), outcome.resumed);
     // Samples run `batch` at a time; each is journaled the moment it finishes, so a kill loses only
     // the samples still decoding.
     auto next_sample = samples.begin();
@@ -377,7 +327,7 @@ RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const
       while (!carried && next_sample != samples.end() && journal.finished().count(next_sample->id)) ++next_sample;
       if (next_sample == samples.end()) return nullptr;
       const bool replay = journal.finished().count(next_sample->id) > 0;
-      in_flight.push_back(start_sample(job, *task, *next_sample++, model, tokenizer, carried));
+      in_flight.push_back(start_sample(job, *next_sample++, model, tokenizer, carried));
       in_flight.back()->replay = replay;
       return in_flight.back()->generation.get();
     };
@@ -385,7 +335,7 @@ RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const
       const auto it = std::find_if(in_flight.begin(), in_flight.end(),
                                    [&](const auto& s) { return s->generation.get() == generation; });
       if (!(*it)->replay) {
-        journal.append(finish_sample(job, *task, **it, tokenizer));
+        journal.append(finish_sample(job, **it, tokenizer));
         if (progress) progress->advance();
       }
       in_flight.erase(it);
@@ -404,10 +354,8 @@ RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const
                   job.device,      job.dtype,          host_name(),         journal.start_time(),
                   utc_timestamp(), batch,              at::get_num_threads()};
   // Every sample of a task shares its system prompt, so the first sample's budget is every sample's.
-  const int64_t system_tokens =
-      encode_prompt(task->prompt(samples.front()), tokenizer, job.prompt_mode == "chat").system_tokens;
-  results.info.settings_json =
-      effective_settings(job, *make_policy(job.policy, policy_options(job)), system_tokens).dump();
+  const int64_t system_tokens = encode_prompt(job.benchmark().prompt(samples.front()), tokenizer, job.chat()).system_tokens;
+  results.info.settings_json = effective_settings(job, *job.make_policy(), system_tokens).dump();
   results.info.blas = blas_kernels();
   write_atomically(out, results);
   journal.remove();

@@ -9,15 +9,11 @@
 
 #include "io/results.h"
 #include "model/model.h"
-#include "run/job.h"
+#include "run/resolved_job.h"
 #include "tasks/task.h"
 #include "tokenizer/tokenizer.h"
 
 namespace kvbench {
-
-// Fills what the user left to the task: the dataset (under `data_root`), max_new (0), temperature and
-// top_p (< 0), rollouts (0). Also checks the names and settings that fail before any model is loaded.
-JobConfig resolve_job(JobConfig job, const std::filesystem::path& data_root);
 
 // The default datasets root: $KVBENCH_DATA, else ~/.cache/kvbench/datasets when it exists, else the
 // development setup's ../shared/datasets when it exists, else datasets.
@@ -31,19 +27,9 @@ struct EncodedPrompt {
 // The prompt's token ids: raw (the reference) or through the tokenizer's chat template.
 EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokenizer, bool chat);
 
-// The samples a job runs: `task`'s samples of job.data (generated in `tokenizer`'s tokens where the task is
+// The samples a job runs: its task's samples of job.data (generated in `tokenizer`'s tokens where the task is
 // sized in them), its `samples` ids (all when empty), then the first `limit`.
-std::vector<tasks::Sample> job_samples(const JobConfig& job, const tasks::Task& task, const Tokenizer& tokenizer);
-
-enum class OutputState { Missing, Complete };
-
-// Where the results file stands. Throws kvbench::Error when `out` holds a different job (or is not a
-// results file) unless `force`, and when its directory cannot be created or written.
-OutputState check_output(const std::filesystem::path& out, const JobConfig& job, bool force);
-
-// A complete job's leftovers from a run killed between its final rename and its cleanup (the work file and
-// the lock file), removed under the job's lock; left alone while another process holds it.
-void tidy_complete(const std::filesystem::path& out);
+std::vector<tasks::Sample> job_samples(const ResolvedJob& job, const Tokenizer& tokenizer);
 
 // OUT.partial.jsonl
 std::filesystem::path journal_path(const std::filesystem::path& out);
@@ -59,14 +45,24 @@ struct RunOptions {
   bool force = false;         // replace existing output / journal of any config
   bool progress = true;
   std::string label;          // progress-bar label (default: the job label)
-  int64_t batch = 1;          // samples decoded together (results do not depend on it)
+  int64_t batch = 1;          // samples decoded together (results do not depend on it); 0: default_batch
   // Called after each finished sample is journaled; throwing stops the job there, losing nothing finished
   // (the Python module stops on Ctrl-C this way).
   std::function<void()> after_sample;
 };
 
-RunOutcome run_job(const JobConfig& job, const std::filesystem::path& out, const Model& model,
-                   const Tokenizer& tokenizer, const RunOptions& options = {});
+// The model and tokenizer a job runs on, asked for only when the job has samples left to run: a complete
+// job, or one another process holds, loads nothing.
+struct ModelRef {
+  const Model& model;
+  const Tokenizer& tokenizer;
+};
+using ModelLoader = std::function<ModelRef()>;
+
+// The one place a job's output is checked: complete (of this job: kept; of another: an error unless
+// force), held by another process, or to be run (resuming its journal).
+RunOutcome run_job(const ResolvedJob& job, const std::filesystem::path& out, const ModelLoader& model,
+                   const RunOptions& options = {});
 
 // One line: "label: score 0.420 [0.280, 0.560] pred=None 0.100 mean length 31.2, 50 samples × 1 rollouts".
 std::string summary_line(const std::string& label, const Summary& summary);

@@ -62,6 +62,17 @@ void require_keys(const json& config, const std::set<std::string>& known, const 
     if (!known.count(key)) fail("{}: unknown field \"{}\" (expected output_dir, base, grid)", where, key);
 }
 
+// One job of the grid, resolved; resolve_job's messages name the field, this says which file and job too.
+ResolvedJob resolved(const json& fields, const std::string& where, const std::filesystem::path& data_root) {
+  try {
+    return resolve_job(job_from_json(fields, where), data_root);
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    if (message.rfind(where, 0) == 0) throw;
+    fail("{}: {}", where, message);
+  }
+}
+
 }  // namespace
 
 Sweep load_sweep(const std::filesystem::path& path, const std::filesystem::path& output_dir_override,
@@ -96,15 +107,8 @@ Sweep expand_sweep(const json& config, const std::string& file, const std::files
     if (ratio && merged.value("h", json(0)) == json("J/4")) merged["h"] = 0;  // a ratio budget's J/4: per sample
     else if (merged.contains("h"))
       merged["h"] = resolve_h(merged["h"], J.is_number_integer() ? J.get<int64_t>() : 0, where);
-    JobConfig job;
-    try {
-      job = resolve_job(job_from_json(merged, where), data_root);
-    } catch (const Error& e) {  // resolve_job's messages name the field; say which file and job too
-      const std::string message = e.what();
-      if (message.rfind(where, 0) == 0) throw;
-      fail("{}: {}", where, message);
-    }
-    SweepJob entry{job, job_label(job, extra_fields), {}};
+    SweepJob entry{resolved(merged, where, data_root), {}, {}};
+    entry.label = job_label(entry.job, extra_fields);
     entry.out = sweep.output_dir / (entry.label + ".h5");
     if (labels.count(entry.label))
       fail("{}: jobs {} and {} share the file name {} (two models with one directory name?); split the sweep "

@@ -18,12 +18,12 @@
 #include <string>
 #include <vector>
 
-#include "run/job.h"
+#include "run/resolved_job.h"
 
 namespace kvbench {
 
 struct SweepJob {
-  JobConfig job;  // resolved (task defaults filled in)
+  ResolvedJob job;
   std::string label;
   std::filesystem::path out;
 };

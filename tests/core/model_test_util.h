@@ -11,6 +11,7 @@
 #include "common/error.h"
 #include "common/json_file.h"
 #include "model/model.h"
+#include "policies/policy.h"
 
 namespace kvbench::testing {
 
@@ -95,6 +96,12 @@ struct ThreadsFor {
 
 inline double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
   return (a.to(at::kDouble) - b.to(at::kDouble)).abs().max().item<double>();
+}
+
+// `spec`'s policy with seed=`seed` where it has that knob (random), as it is otherwise.
+inline std::unique_ptr<Policy> make_seeded_policy(const std::string& spec, uint64_t seed) {
+  if (!make_policy(spec)->knob_settings().contains("seed")) return make_policy(spec);
+  return make_policy(spec + (spec.find(':') == std::string::npos ? ":" : ",") + "seed=" + std::to_string(seed));
 }
 
 }  // namespace kvbench::testing

@@ -60,7 +60,7 @@ std::vector<GenerationResult> run_batched(const Model& model, const std::vector<
   std::vector<std::unique_ptr<SampleGeneration>> generations;
   std::vector<SampleGeneration*> list;
   for (size_t i = 0; i < trials.size(); ++i) {
-    policies.push_back(make_policy(trials[i].policy, {i}));
+    policies.push_back(make_seeded_policy(trials[i].policy, i));
     generations.push_back(
         std::make_unique<SampleGeneration>(model, *policies.back(), trials[i].prompt, trials[i].settings));
     list.push_back(generations.back().get());
@@ -94,7 +94,7 @@ Trial prefill_trial(std::mt19937& rng, const std::vector<std::string>& policies)
 bool accepted(const Model& model, const Trial& t) {
   if (!valid(t)) return false;
   try {
-    auto policy = make_policy(t.policy, {0});
+    auto policy = make_seeded_policy(t.policy, 0);
     SampleGeneration generation(model, *policy, t.prompt, t.settings);
     return true;
   } catch (const Error&) {
@@ -112,7 +112,7 @@ void check_batching_changes_nothing(const Model& model, uint32_t seed, int64_t c
     if (Trial t = draw(rng, policies); accepted(model, t)) trials.push_back(std::move(t));
   std::vector<GenerationResult> alone;
   for (size_t i = 0; i < trials.size(); ++i) {
-    auto policy = make_policy(trials[i].policy, {i});
+    auto policy = make_seeded_policy(trials[i].policy, i);
     alone.push_back(generate(model, *policy, trials[i].prompt, trials[i].settings));
   }
   // Last: all together with passes capped at 40 rows, so most prompt chunks wait for a later pass.

@@ -106,13 +106,16 @@ std::vector<Outcome> kvbench_outcomes(const Model& model, const std::vector<Case
   job.budget.min_gap = first.min_gap;
   job.budget.mode = first.mode;
   job.max_new = first.max_new;
-  PolicyOptions options = policy_options(job);
-  if (off == Off::QNorm) options.queries_without_q_norm = false;
-  if (off == Off::Leak) options.h2o_leak_across_samples = false;
-  auto policy = make_policy(job.policy, options);
+  // A quirk switched off: the knob set back to kvbench's side over the profile's preset, for a policy that has it.
+  const auto set_back = [&](const std::string& knob, const std::string& value) {
+    if (make_policy(job.policy)->knob_settings().contains(knob)) job.policy += ":" + knob + "=" + value;
+  };
+  if (off == Off::QNorm) set_back("q_norm", "true");
+  if (off == Off::Leak) set_back("carry", "false");
+  auto policy = make_policy(policy_spec(job, Profile::Reference));
   std::vector<Outcome> outcomes;
   for (const Case& c : group) {
-    GenerationSettings settings = generation_settings(job, *policy, 0, nullptr);
+    GenerationSettings settings = generation_settings(job, Profile::Reference, *policy, 0, nullptr);
     if (c.eos) settings.eos_ids = {*c.eos};  // the tokenizer's eos_token, as end_ids gives it under the profile
     if (off == Off::PredictedIds) settings.reference.predicted_ids = false;
     if (off == Off::FirstTokenUnchecked) settings.reference.first_token_unchecked = false;
@@ -459,12 +462,13 @@ TEST_CASE("The reference profile runs the paper's tasks as tasks.py does: prompt
     job.budget.mode = t.mode;
     job.max_new = t.max_new;
     job.profile = "reference";
-    job = resolve_job(job, dir);
+    const ResolvedJob resolved = resolve_job(job, dir);
     const auto out = dir / fmt::format("task_{}.h5", i);
-    run_job(job, out, model, tokenizer, {/*force=*/true, /*progress=*/false, "", /*batch=*/16});
+    const ModelLoader loaded = [&]() -> ModelRef { return {model, tokenizer}; };
+    run_job(resolved, out, loaded, {/*force=*/true, /*progress=*/false, "", /*batch=*/16});
     const Results results = read_results(out);
-    const auto task = tasks::make_task(job.task, tasks::Protocol::Reference);
-    const std::vector<tasks::Sample> samples = task->load(job.data);
+    const auto task = tasks::make_task(resolved.task, tasks::Protocol::Reference);
+    const std::vector<tasks::Sample> samples = task->load(resolved.data);
     const json& reference = theirs["samples"];
     REQUIRE(results.rows.size() == reference.size());
     REQUIRE(samples.size() == reference.size());
@@ -484,8 +488,8 @@ TEST_CASE("The reference profile runs the paper's tasks as tasks.py does: prompt
     }
     if (t.hook == "h2o") {  // killed after its first sample, then resumed: the carried accumulator is rebuilt
       std::filesystem::remove(out);
-      Journal::open(journal_path(out), to_json(job), /*force=*/true).append({{results.rows.front()}, {}});
-      const RunOutcome resumed = run_job(job, out, model, tokenizer, {/*force=*/false, /*progress=*/false, "", 16});
+      Journal::open(journal_path(out), to_json(resolved), /*force=*/true).append({{results.rows.front()}, {}});
+      const RunOutcome resumed = run_job(resolved, out, loaded, {/*force=*/false, /*progress=*/false, "", 16});
       CHECK(resumed.resumed == 1);
       const Results again = read_results(out);
       REQUIRE(again.rows.size() == results.rows.size());

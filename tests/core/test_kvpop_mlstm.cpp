@@ -125,7 +125,7 @@ TEST_CASE("kvpop with an mLSTM scorer: refresh scores equal the parallel form ov
   created.save(file);
   const KvpopScorer scorer = KvpopScorer::load(file);
   REQUIRE(scorer.shape().delay == 5);
-  auto policy = make_policy("kvpop", {0, false, file.string()});
+  auto policy = make_policy("kvpop:scorer=" + file.string());
   std::vector<int64_t> prompt;
   for (int64_t i = 0; i < 60; ++i) prompt.push_back(3 + (i * 37) % (c.vocab_size - 3));
   GenerationSettings settings;

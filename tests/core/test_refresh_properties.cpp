@@ -52,7 +52,7 @@ TEST_CASE("refresh invariants hold over random budgets, prompts and policies", "
     INFO("trial " << trial << ": " << t.policy << " P=" << t.prompt.size() << " J=" << b.J << " h=" << b.h
                   << " recent=" << b.recent << " frozen=" << b.frozen << " min_gap=" << b.min_gap << " sinks=" << b.sinks
                   << (b.mode == CacheBudget::Mode::Chunked ? " chunked" : " prefill_end"));
-    auto policy = make_policy(t.policy, {static_cast<uint64_t>(trial)});
+    auto policy = make_seeded_policy(t.policy, trial);
     const KeepRule rule = policy->keep_rule(b);
     if (rule.recent > b.J || rule.sinks + rule.recent > b.J) continue;  // rejected by validate (tested below)
     const GenerationResult result = generate(model, *policy, t.prompt, t.settings);
@@ -67,7 +67,7 @@ TEST_CASE("refresh invariants hold over random budgets, prompts and policies", "
     if (b.mode == CacheBudget::Mode::PrefillEnd) CHECK(result.refreshes.size() <= 1);
     for (const auto& r : result.refreshes) check_refresh_rows(r, b, rule);
     // Same settings and seed ⇒ the same tokens and the same kept positions.
-    auto again = make_policy(t.policy, {static_cast<uint64_t>(trial)});
+    auto again = make_seeded_policy(t.policy, trial);
     const GenerationResult repeat = generate(model, *again, t.prompt, t.settings);
     CHECK(repeat.rollouts[0].generated == result.rollouts[0].generated);
     REQUIRE(repeat.refreshes.size() == result.refreshes.size());

@@ -40,7 +40,7 @@ struct PreparedSample {
 
 PreparedSample prepare(const Model& model, const std::string& policy_name, int64_t length, int64_t rollouts,
                        uint32_t seed) {
-  PreparedSample s{make_policy(policy_name, {seed}), nullptr};
+  PreparedSample s{make_seeded_policy(policy_name, seed), nullptr};
   s.cache = std::make_unique<KvCache>(cache_shape(model.config()), 1, model.options(), s.policy->needs().last_layer_input);
   std::mt19937 rng(seed);
   std::vector<int64_t> ids(length);

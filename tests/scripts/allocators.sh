@@ -21,7 +21,8 @@ for kind in mlp mlstm; do
 done
 # Per layer and KV head: h2o-true, tova, kvpop (attention-mass fallback and learned), random; tokens: h2o, importance,
 # counter-causal (full and fast; they keep the lowest scores). Fields: allocator, policy, sinks the policy
-# keeps, learned scorer (or -).
+# keeps, learned scorer (or -). Pyramid runs at ratio 3, the budgets the check computes.
+declare -A spec=([pyramid]=pyramid:ratio=3 [ada]=ada)
 for run in "pyramid h2o-true 0 -" "ada h2o-true 0 -" "pyramid h2o 0 -" "pyramid tova 0 -" "ada tova 0 -" \
   "pyramid importance 0 -" "pyramid kvpop 2 -" "ada kvpop 2 -" "pyramid kvpop 2 mlp" "ada kvpop 2 mlstm" \
   "pyramid counter-causal 0 -" "pyramid counter-causal-fast 0 -" "ada random 0 -"; do
@@ -30,7 +31,7 @@ for run in "pyramid h2o-true 0 -" "ada h2o-true 0 -" "pyramid h2o 0 -" "pyramid 
   extra=(--sinks "$sinks")
   [[ $scorer != - ]] && extra+=(--scorer "$work/kvpop-$scorer.safetensors")
   kvbench generate --model "$model" --prompt "$prompt" --policy "$policy" --J 24 --h 6 --recent 4 "${extra[@]}" \
-    --allocator "$allocator" --pyramid-ratio 3 --max-new 41 --format json > "$work/$name.json" \
+    --allocator "${spec[$allocator]}" --max-new 41 --format json > "$work/$name.json" \
     || fail "generate --allocator $allocator --policy $policy --scorer $scorer"
   "$py" - "$work/$name.json" "$allocator" "$sinks" "$model/config.json" <<'PY' || fail "$name: kept sets / budgets / sizes / scores"
 import json, sys
@@ -188,7 +189,7 @@ expect_error "allocator ada shares each layer's budget" \
   kvbench generate --model "$model" --prompt "$prompt" --policy h2o --J 16 --recent 4 --allocator ada
 expect_error "allocator" kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --allocator tall
 expect_error "ratio must be a number in 1..1e+06 (got \"0.5\")" \
-  kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --allocator pyramid --pyramid-ratio 0.5
+  kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --allocator pyramid:ratio=0.5
 expect_error "ratio must be a number in 1..1e+06 (got \"flat\")" \
   kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --allocator pyramid:ratio=flat
 expect_error "safeguard must be a number in 0..1 (got \"2\")" \
@@ -196,5 +197,5 @@ expect_error "safeguard must be a number in 0..1 (got \"2\")" \
 expect_error "unknown key \"ratoi\" (ratio)" \
   kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --allocator pyramid:ratoi=2
 expect_error "below the" \
-  kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --recent 8 --allocator pyramid --pyramid-ratio 8
+  kvbench generate --model "$model" --prompt "$prompt" --policy h2o-true --J 16 --recent 8 --allocator pyramid:ratio=8
 echo "allocators: all checks passed"

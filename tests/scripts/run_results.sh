@@ -14,12 +14,12 @@ grep -q "score .* pred=None .* (3 samples, 6 rows)" "$work/summary" || { cat "$w
 kvbench run "${job[@]}" --policy h2o-true --out "$work/heads.h5" > /dev/null
 /usr/bin/python3 "$here/check_results_schema.py" "$work/heads.h5" 2 per-head
 # Ragged allocators: the allocator in the identity, rows padded with -1 at their end.
-for allocator in pyramid ada; do
-  kvbench run "${job[@]}" --policy h2o-true --allocator "$allocator" --pyramid-ratio 3 --out "$work/$allocator.h5" > /dev/null
-  /usr/bin/python3 "$here/check_results_schema.py" "$work/$allocator.h5" 2 per-head
+for allocator in pyramid:ratio=3 ada; do
+  kvbench run "${job[@]}" --policy h2o-true --allocator "$allocator" --out "$work/${allocator%%:*}.h5" > /dev/null
+  /usr/bin/python3 "$here/check_results_schema.py" "$work/${allocator%%:*}.h5" 2 per-head
 done
-kvbench run "${job[@]}" --policy h2o-true --allocator pyramid:ratio=3 --out "$work/pyramid.h5" 2> "$work/err" > /dev/null
-grep -q "complete" "$work/err" || fail "--pyramid-ratio 3 and pyramid:ratio=3 are not one job"
+kvbench run "${job[@]}" --policy h2o-true --allocator pyramid:ratio=3.0 --out "$work/pyramid.h5" 2> "$work/err" > /dev/null
+grep -q "complete" "$work/err" || fail "pyramid:ratio=3.0 and pyramid:ratio=3 are not one job"
 [[ ! -e "$work/a.h5.partial.jsonl" ]] || fail "work file left behind"
 
 # One experiment, one identity: knobs at their defaults are no part of the spec (the results file's config

@@ -1,4 +1,4 @@
-// pyramid (PyramidKV, Cai et al. 2024; knob ratio, default 2, alias --pyramid-ratio): layer l has budget B_l
+// pyramid (PyramidKV, Cai et al. 2024; knob ratio, default 2): layer l has budget B_l
 // (in J's units: frozen extra, sinks and recent included) falling linearly from B_0 to B_{L−1} = B_0 / ratio
 // with Σ B_l = L·J:
 //   B_l = 2J/(1+r) · (r − (r−1)·l/(L−1)),  r = ratio ≥ 1  (L = 1: B_0 = J),
