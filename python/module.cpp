@@ -26,33 +26,25 @@ std::filesystem::path data_root_or_default(const std::string& data_root) {
   return data_root.empty() ? default_data_root() : std::filesystem::path(data_root);
 }
 
-json summary_json(const Summary& s) {
-  return {{"samples", s.samples},         {"rows", s.rows},
-          {"score", s.score},             {"score_ci_low", s.score_ci_low},
-          {"score_ci_high", s.score_ci_high}, {"pred_none_rate", s.pred_none_rate},
-          {"mean_generated_length", s.mean_generated_length}};
-}
-
 json outcome_json(const std::filesystem::path& out, const RunOutcome& outcome) {
   return {{"out", out.string()},
-          {"summary", summary_json(outcome.summary)},
+          {"summary", to_json(outcome.summary)},
           {"resumed", outcome.resumed},
           {"already_complete", outcome.already_complete},
           {"held", outcome.held}};
 }
 
-json info_json(const RunInfo& info) {
-  return {{"kvbench_version", info.kvbench_version}, {"git_commit", info.git_commit},
-          {"config", json::parse(info.config_json, nullptr, false)}, {"torch_version", info.torch_version},
-          {"device", info.device}, {"dtype", info.dtype}, {"host", info.host}, {"start_time", info.start_time},
-          {"end_time", info.end_time}, {"batch", info.batch}, {"threads", info.threads},
-          {"settings", info.settings_json.empty() ? json(nullptr) : json::parse(info.settings_json, nullptr, false)},
-          {"blas", info.blas}};
+// The job's fields as run/job_fields.h tables them: name, meaning, default.
+std::string job_fields_json() {
+  json fields = json::array();
+  for (const JobField& f : job_fields())
+    fields.push_back({{"name", f.name}, {"help", f.help}, {"default", f.default_value()}});
+  return fields.dump();
 }
 
 std::string results_json(const std::string& path) {
   const Results results = read_results(path);
-  json out = {{"info", info_json(results.info)}, {"summary", summary_json(results.summary)}, {"rows", json::array()},
+  json out = {{"info", to_json(results.info)}, {"summary", to_json(results.summary)}, {"rows", json::array()},
               {"refreshes", json::array()}};
   for (const ResultRow& row : results.rows) out["rows"].push_back(to_json(row));
   for (const RefreshTrace& trace : results.refreshes) out["refreshes"].push_back(to_json(trace));
@@ -253,6 +245,7 @@ PYBIND11_MODULE(_kvbench, m) {
     api::register_policy(name, python_factory(name, std::move(cls)));
   });
   m.def("policy_names", &policy_names);
+  m.def("job_fields", &job_fields_json);
   m.def("main", &run_cli);
   m.def("tune_allocator", &api::tune_allocator);
 }

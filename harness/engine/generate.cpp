@@ -244,8 +244,9 @@ bool SampleGeneration::observe_step(const ForwardResult& step) {
                           rollouts_->active());
   observe(step);
   rollouts_->choose(step.logits);  // from the logits computed before this step's refresh
-  if (settings_.reference.predicted_ids)
-    cache_.relabel_newest(rollouts_->last_tokens(cache_.positions().device()).squeeze(1));
+  // The paper's code has token-level caches only; a per-head one's entries hold no ids its scores read.
+  if (settings_.reference.predicted_ids && !cache_.per_head())
+    cache_.relabel_newest(rollouts_->last_tokens(cache_.keys(0).device()).squeeze(1));
   // prefill_end refreshes once, after the prompt (kvpress's one-shot compression, and the paper's code).
   return policy_.evicts() && settings_.budget.mode == CacheBudget::Mode::Chunked &&
          processed() % settings_.budget.h == 0;

@@ -290,6 +290,18 @@ json to_json(const ResultRow& row) {
 
 json to_json(const RefreshTrace& trace) { return fields_to_json(trace, kTraceFields); }
 
+json to_json(const Summary& summary) { return fields_to_json(summary, kSummaryFields); }
+
+json to_json(const RunInfo& info) {
+  json out = fields_to_json(info, kInfoFields);
+  out["config"] = json::parse(info.config_json, nullptr, false);  // JSON text in the file
+  out["batch"] = info.batch;
+  out["threads"] = info.threads;
+  out["settings"] = info.settings_json.empty() ? json(nullptr) : json::parse(info.settings_json, nullptr, false);
+  out["blas"] = info.blas;
+  return out;
+}
+
 ResultRow row_from_json(const json& value) {
   ResultRow row = fields_from_json(value, kRowFields);
   if (!value.at("pred").is_null()) row.pred = value.at("pred").get<std::string>();

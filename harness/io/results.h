@@ -101,6 +101,9 @@ RunInfo read_run_info(const std::filesystem::path& path);
 
 json to_json(const ResultRow& row);
 json to_json(const RefreshTrace& trace);
+json to_json(const Summary& summary);
+// The file's attributes; config and settings (JSON text in the file) parsed.
+json to_json(const RunInfo& info);
 ResultRow row_from_json(const json& value);
 RefreshTrace trace_from_json(const json& value);
 

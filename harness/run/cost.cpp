@@ -41,7 +41,7 @@ std::vector<int64_t> prompt_lengths(const ResolvedJob& job, const Tokenizer& tok
 
 Workload job_workload(const ResolvedJob& job, const std::vector<int64_t>& prompt_lengths) {
   Workload w;
-  const bool evicts = make_policy(job.policy)->evicts();
+  const bool evicts = job.make_policy()->evicts();
   for (const int64_t prompt : prompt_lengths) {
     ++w.samples;
     w.prompt_tokens += prompt;

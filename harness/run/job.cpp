@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <regex>
 
 #include "common/error.h"
 #include "common/spec.h"
@@ -14,7 +13,6 @@
 #include "engine/generate.h"
 #include "run/job_fields.h"
 #include "run/profile.h"
-#include "tasks/task.h"
 
 namespace kvbench {
 
@@ -183,28 +181,6 @@ std::string model_label(const std::string& model) {
   const std::filesystem::path path(model);
   const std::string name = path.extension() == ".gguf" ? path.stem().string() : path.filename().string();
   return name.empty() ? model : name;
-}
-
-std::string job_label(const JobConfig& j, const std::vector<std::string>& extra_fields) {
-  const std::string task = tasks::make_task(j.task)->label(j.data);
-  std::string label = fmt::format("{}__{}__{}__{}__h{}__s{}__r{}", model_label(j.model), task, j.policy,
-                                  budget_label(j.budget), j.budget.h, j.seed, j.rollouts);
-  const json fields = to_json(j);
-  std::vector<std::string> named;
-  for (const std::string& field : extra_fields) {  // an old field (a sweep's pyramid_ratio axis): its holder's value
-    const std::string own = field_holding(field);
-    if (std::find(named.begin(), named.end(), own) == named.end()) named.push_back(own);
-  }
-  const json defaults = to_json(JobConfig{});
-  for (const std::string field : {"smooth", "keep_span", "shadow", "profile"})
-    if (fields.at(field) != defaults.at(field) && std::find(named.begin(), named.end(), field) == named.end())
-      named.push_back(field);
-  for (const std::string& field : named) {
-    if (!fields.contains(field)) continue;  // an allocator field of a uniform job: absent, as before allocators
-    const json& value = fields.at(field);
-    label += "__" + field + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
-  }
-  return std::regex_replace(label, std::regex("[^A-Za-z0-9_.+=-]"), "-");
 }
 
 }  // namespace kvbench

@@ -104,9 +104,4 @@ json current_form(const json& recorded);
 // (e.g. "SmolLM2-135M-Instruct.Q4_1").
 std::string model_label(const std::string& model);
 
-// A file-name-safe label, e.g. "stories260K__rare-fact__tova__J32__h8__s0__r1"; each of `extra_fields`
-// (job field names, e.g. a sweep's other grid axes) adds "__field=value", and so do smooth, keep_span and
-// shadow when not at their defaults (labels of jobs without them stay as they were).
-std::string job_label(const JobConfig& job, const std::vector<std::string>& extra_fields = {});
-
 }  // namespace kvbench

@@ -1,8 +1,11 @@
 #include "run/resolved_job.h"
 
+#include <algorithm>
 #include <cmath>
+#include <regex>
 
 #include "common/error.h"
+#include "run/job_fields.h"
 
 namespace kvbench {
 
@@ -81,6 +84,28 @@ ResolvedJob resolve_job(JobConfig job, const std::filesystem::path& data_root) {
   if (job.limit < 0) fail("limit must not be negative (got {})", job.limit);
   check_bounds(job);
   return ResolvedJob(std::move(job), profile, std::move(task));
+}
+
+std::string job_label(const ResolvedJob& j, const std::vector<std::string>& extra_fields) {
+  const std::string task = j.benchmark().label(j.data);
+  std::string label = fmt::format("{}__{}__{}__{}__h{}__s{}__r{}", model_label(j.model), task, j.policy,
+                                  budget_label(j.budget), j.budget.h, j.seed, j.rollouts);
+  const json fields = to_json(j);
+  std::vector<std::string> named;
+  for (const std::string& field : extra_fields) {  // an old field (a sweep's pyramid_ratio axis): its holder's value
+    const std::string own = field_holding(field);
+    if (std::find(named.begin(), named.end(), own) == named.end()) named.push_back(own);
+  }
+  const json defaults = to_json(JobConfig{});
+  for (const std::string field : {"smooth", "keep_span", "shadow", "profile"})
+    if (fields.at(field) != defaults.at(field) && std::find(named.begin(), named.end(), field) == named.end())
+      named.push_back(field);
+  for (const std::string& field : named) {
+    if (!fields.contains(field)) continue;  // an allocator field of a uniform job: absent, as before allocators
+    const json& value = fields.at(field);
+    label += "__" + field + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return std::regex_replace(label, std::regex("[^A-Za-z0-9_.+=-]"), "-");
 }
 
 GenerationSettings generation_settings(const JobConfig& job, Profile profile, const Policy& policy,

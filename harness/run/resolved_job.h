@@ -44,6 +44,11 @@ class ResolvedJob : public JobConfig {
 // knob and bound, so a bad job fails before any model is loaded.
 ResolvedJob resolve_job(JobConfig job, const std::filesystem::path& data_root);
 
+// A file-name-safe label, e.g. "stories260K__rare-fact__tova__J32__h8__s0__r1"; each of `extra_fields`
+// (job field names, e.g. a sweep's other grid axes) adds "__field=value", and so do smooth, keep_span and
+// shadow when not at their defaults (labels of jobs without them stay as they were).
+std::string job_label(const ResolvedJob& job, const std::vector<std::string>& extra_fields = {});
+
 // How `job` generates with `policy` under `profile` on a prompt of `prompt_tokens` (`system_tokens` of them
 // the system prompt, what frozen = auto freezes): budget, phrase rules, sampling, lengths, the shadow run and
 // the profile's quirks; generation ends at `tokenizer`'s end tokens as the profile has it (none without one).

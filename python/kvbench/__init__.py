@@ -18,7 +18,7 @@ from ._kvbench import Error
 from .policy import KvCache, Policy, ScoringContext, Step, register_policy
 
 __all__ = ["Error", "Policy", "ScoringContext", "Step", "KvCache", "register_policy", "load_model", "generate",
-           "run", "sweep", "results", "policy_names", "main"]
+           "run", "sweep", "results", "job_fields", "policy_names", "main"]
 
 
 def load_model(model, device="cpu", dtype=""):
@@ -32,9 +32,9 @@ def generate(model, prompt, *, policy="full", system="", chat=False, thinking=Tr
     """Generate from one prompt (text, or a list of token ids) with eviction; what ``kvbench generate --format
     json`` prints, as a dict, with each refresh's ``positions_before``, ``kept_positions`` and ``scores`` as
     tensors (rollout 0). ``policy``: a name or spec (``"snapkv:window=32"``) or a :class:`Policy` instance.
-    ``fields``: job fields — ``J``, ``h``, ``recent``, ``frozen``, ``mode``, ``min_gap``, ``sinks``,
-    ``allocator``, ``smooth``, ``keep_span``, ``max_new`` (256), ``temperature`` (0: greedy), ``top_p``, ``rollouts``,
-    ``seed``, ``policy_seed``, ``shadow``, ``profile``."""
+    ``fields``: job fields (:func:`job_fields`) — ``J``, ``h``, ``recent``, ``frozen``, ``mode``, ``min_gap``,
+    ``sinks``, ``allocator``, ``smooth``, ``keep_span``, ``max_new`` (256), ``temperature`` (0: greedy), ``top_p``,
+    ``rollouts``, ``seed``, ``policy_seed``, ``shadow``, ``profile``; model, task and data are not read."""
     text, ids = (prompt, []) if isinstance(prompt, str) else ("", [int(i) for i in prompt])
     job = dict(fields)
     instance, name = None, ""
@@ -67,6 +67,12 @@ def sweep(config, *, out_dir="", batch=0, force=False, progress=True, limit=0, s
     text = _json.dumps(config) if is_dict else str(config)
     return _json.loads(_kvbench.sweep(text, is_dict, str(out_dir), str(data_root), str(models_dir), list(sets), limit,
                                       force, progress, batch, dry_run))
+
+
+def job_fields():
+    """Every field of a job, ``{name: {"help": ..., "default": ...}}``: the keys of the dicts :func:`run` takes
+    and results files record (the table the JSON reader, ``--help`` and this share)."""
+    return {f["name"]: {"help": f["help"], "default": f["default"]} for f in _json.loads(_kvbench.job_fields())}
 
 
 def policy_names():

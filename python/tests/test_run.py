@@ -113,6 +113,18 @@ def test_results_frame_matches_hdf5(tmp_path):
     assert summary["score"] == pytest.approx(frame.groupby("sample_id")["score"].mean().mean(), abs=1e-12)
     table = kvbench.results.tables(done["out"], "overview")[0]
     assert len(table) == 1 and "score" in " ".join(table.columns).lower()
+    # The job's fields as kvbench.job_fields() lists them: every field the file's config holds, and the info
+    # and summary read back as h5py reads the file's attributes.
+    fields = kvbench.job_fields()
+    assert set(config) <= set(fields) and fields["J"]["default"] == 0 and fields["J"]["help"]
+    info = kvbench.results.read(done["out"])["info"]
+    with h5py.File(done["out"], "r") as f:
+        for key in ("kvbench_version", "git_commit", "device", "dtype", "host", "start_time", "end_time"):
+            assert info[key] == f.attrs[key], key
+        assert info["blas"] == f.attrs.get("blas", "")  # written only where OpenBLAS is loaded
+        assert info["config"] == json.loads(f.attrs["config"]) and info["threads"] == f.attrs["threads"]
+        for key in ("samples", "rows", "score", "pred_none_rate"):
+            assert summary[key] == f["summary"].attrs[key], key
 
 
 def test_python_m_kvbench_takes_the_cli_arguments(tmp_path, kvbench_binary):

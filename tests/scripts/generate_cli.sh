@@ -71,6 +71,26 @@ b=$("$KVBENCH" generate --model "$model" --prompt "$prompt" --max-new 20 --tempe
 [ "$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["generated_ids"])' "$a")" = \
   "$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["generated_ids"])' "$b")" ] || fail "same seed, different tokens"
 
+# A profile is a preset of knobs: under reference h2o carries its accumulator (h2o:carry=true) unless the spec
+# says otherwise, and the normal form leaves out a knob at its profile's preset. A job field that holds a
+# knob (--policy-seed: random's seed) is the same as the knob. A per-KV-head policy runs under reference too.
+policy_of() { "$py" -c 'import json,sys; print(json.loads(sys.argv[1])["policy"])' "$1"; }
+kept_of() { "$py" -c 'import json,sys; print([r["kept_positions"] for r in json.loads(sys.argv[1])["refreshes"]])' "$1"; }
+short=(--model "$model" --prompt "$prompt" --J 12 --max-new 8 --format json)
+[[ $(policy_of "$("$KVBENCH" generate "${short[@]}" --policy h2o --profile reference)") == h2o ]] ||
+  fail "reference's preset h2o:carry=true is part of the normal form"
+[[ $(policy_of "$("$KVBENCH" generate "${short[@]}" --policy h2o:carry=false --profile reference)") == h2o:carry=false ]] ||
+  fail "a knob set back over the profile's preset is not in the normal form"
+[[ $(policy_of "$("$KVBENCH" generate "${short[@]}" --policy h2o:carry=true)") == h2o:carry=true ]] ||
+  fail "h2o:carry=true under kvbench's profile is not in the normal form"
+a=$("$KVBENCH" generate "${short[@]}" --policy random:seed=5)
+b=$("$KVBENCH" generate "${short[@]}" --policy random --policy-seed 5)
+c=$("$KVBENCH" generate "${short[@]}" --policy random)
+[[ $(policy_of "$a") == random && "$(kept_of "$a")" == "$(kept_of "$b")" ]] || fail "random:seed=5 is not --policy-seed 5"
+[[ "$(kept_of "$a")" != "$(kept_of "$c")" ]] || fail "random's seed knob changes nothing"
+expect_error "seed is given twice" kvbench generate "${short[@]}" --policy random:seed=5 --policy-seed 4
+"$KVBENCH" generate "${short[@]}" --policy snapkv:window=4 --profile reference > /dev/null || fail "snapkv under --profile reference"
+
 # Bad input: exit non-zero with a message that names the problem.
 expect_error "model /nonexistent does not exist" kvbench generate --model /nonexistent --prompt-ids 1,2
 expect_error "config.json" kvbench generate --model "$work" --prompt-ids 1,2
