@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "run/job.h"
 #include "run/profile.h"
@@ -22,10 +23,9 @@ class ResolvedJob : public JobConfig {
   const tasks::Task& benchmark() const { return *task_; }
   bool chat() const { return prompt_mode == "chat"; }
   bool shadow_full() const { return shadow == "full"; }
-  // A fresh instance of the job's policy: one per sample, or one carried across them (runner).
+  // A fresh instance of the job's policy, made from its spec with the knobs its fields hold and its profile
+  // presets (policy_spec): one per sample, or one carried across them (runner).
   std::unique_ptr<Policy> make_policy() const;
-  // The spec it is made from: its knobs with the job fields' and the profile's (policy_spec).
-  const std::string& policy_spec() const { return policy_spec_; }
   // "stories260K__rare-fact__tova__J32__h8__s0__r1": results/<label>.h5 by default, progress bars.
   const std::string& label() const { return label_; }
 
