@@ -136,13 +136,13 @@ TEST_CASE("Tiny GGUF models (llama/qwen2/qwen3): tensors bitwise and logits equa
   }
 }
 
-TEST_CASE("SmolLM2-135M-Instruct GGUF: every tensor equals transformers' bit for bit", "[model][gguf][peers]") {
+TEST_CASE("SmolLM2-135M-Instruct GGUF: every tensor equals transformers' bit for bit", "[model][gguf][peers][real-model]") {
   if (!peer_available("transformers") || !peer_available("gguf") || !cached_model_available(smollm2_gguf())) return;
   const ScratchDir dir("gguf_smollm2_tensors");
   compare_tensors(smollm2_gguf(), dir.path);
 }
 
-TEST_CASE("SmolLM2-135M-Instruct GGUF: greedy generation equals transformers'", "[model][gguf][peers]") {
+TEST_CASE("SmolLM2-135M-Instruct GGUF: greedy generation equals transformers'", "[model][gguf][peers][real-model]") {
   if (!peer_available("transformers") || !peer_available("gguf") || !cached_model_available(smollm2_gguf())) return;
   const ScratchDir dir("gguf_smollm2_greedy");
   constexpr int64_t kNewTokens = 32;
