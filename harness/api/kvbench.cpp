@@ -34,7 +34,7 @@ LoadedModel load_model(const ModelSource& source) {
 }
 
 LoadedModel load_job_model(const JobConfig& job) {
-  const std::filesystem::path tokenizer = job.tokenizer.empty() ? job.model : job.tokenizer;
+  const std::filesystem::path tokenizer = tokenizer_source(job);
   if (!Tokenizer::available(tokenizer))
     fail("{}: no tokenizer (tokenizer.json, or a GGUF's vocabulary) (runs decode and grade text, so the model needs "
          "its tokenizer; a random:PRESET model takes one with --tokenizer DIR)", tokenizer.string());

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 
 #include "api/kvbench.h"
 #include "common/error.h"
@@ -52,7 +51,7 @@ void resolve_models_and_sets(SweepPlan& plan, const SweepRequest& request) {
 }  // namespace
 
 SweepPlan plan_sweep(const std::filesystem::path& config, const SweepRequest& request) {
-  if (!is_recipe(read_json_file(config))) return plan_sweep(read_json_file(config), config.string(), request);
+  if (const json value = read_json_file(config); !is_recipe(value)) return plan_sweep(value, config.string(), request);
   SweepPlan plan;
   plan.recipe = load_recipe(config, {request.output_dir, data_root_of(request), request.scorers_dir});
   plan.output_dir = plan.recipe->output_dir;
@@ -134,11 +133,6 @@ std::map<std::string, Speed> benchmark(const std::vector<SweepJob>& jobs,
   return speeds;
 }
 
-void write_text_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream file(path, std::ios::binary);
-  if (!(file << text)) fail("{}: cannot write file", path.string());
-}
-
 }  // namespace
 
 std::vector<JobCost> estimate_costs(const std::vector<SweepJob>& jobs, bool bench,
@@ -154,8 +148,8 @@ int64_t write_slurm_script(const SweepPlan& plan, const SlurmRequest& request) {
   std::error_code error;
   std::filesystem::create_directories(output_dir, error);
   if (error) fail("{}: cannot create the output directory ({})", output_dir.string(), error.message());
-  write_text_file(request.script, slurm_script(self, std::filesystem::absolute(request.config), output_dir,
-                                               request.forwarded, shards, request.sbatch));
+  write_file_atomically(request.script, slurm_script(self, std::filesystem::absolute(request.config), output_dir,
+                                                    request.forwarded, shards, request.sbatch));
   return shards;
 }
 

@@ -87,7 +87,7 @@ std::string speed_key(const JobConfig& job) {
 }
 
 bool workload_countable(const ResolvedJob& job) {
-  return Tokenizer::available(job.tokenizer.empty() ? job.model : job.tokenizer) && missing_data_files(job).empty();
+  return Tokenizer::available(tokenizer_source(job)) && missing_data_files(job).empty();
 }
 
 std::vector<JobCost> job_costs(const std::vector<SweepJob>& jobs, const std::map<std::string, Speed>& speeds) {
@@ -98,7 +98,7 @@ std::vector<JobCost> job_costs(const std::vector<SweepJob>& jobs, const std::map
     JobCost cost;
     const ResolvedJob& job = entry.job;
     if (workload_countable(job)) {
-      const std::string& source = job.tokenizer.empty() ? job.model : job.tokenizer;
+      const std::string source = tokenizer_source(job);
       if (!tokenizers.count(source)) tokenizers.emplace(source, Tokenizer::load(source));
       if (!lengths.count(prompts_key(job))) lengths[prompts_key(job)] = prompt_lengths(job, tokenizers.at(source));
       cost.workload = job_workload(job, lengths.at(prompts_key(job)));

@@ -177,6 +177,8 @@ json current_form(const json& recorded) {
   }
 }
 
+std::string tokenizer_source(const JobConfig& job) { return job.tokenizer.empty() ? job.model : job.tokenizer; }
+
 std::string model_label(const std::string& model) {
   const std::filesystem::path path(model);
   const std::string name = path.extension() == ".gguf" ? path.stem().string() : path.filename().string();

@@ -100,6 +100,9 @@ JobConfig job_from_json(const json& value, const std::string& where);
 // configs come back unchanged (and so match nothing).
 json current_form(const json& recorded);
 
+// Where the job's tokenizer comes from: its `tokenizer` field, else the model (a directory or a GGUF).
+std::string tokenizer_source(const JobConfig& job);
+
 // The model as labels and tables name it: its directory's name, or its GGUF file's name without ".gguf"
 // (e.g. "SmolLM2-135M-Instruct.Q4_1").
 std::string model_label(const std::string& model);
