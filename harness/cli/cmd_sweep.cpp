@@ -81,7 +81,7 @@ void run_workers(const SweepOptions& o, size_t jobs) {
 
 void print_bench(const JobConfig& job, const Speed& s) {
   fmt::print("  bench {} {} J={} h={} on {}: prefill {:.0f} tok/s, decode {:.1f} tok/s, refresh {:.2f} ms\n", job.model,
-             job.policy, job.budget.J, job.budget.h, job.device, s.prefill_tokens_per_s, s.decode_tokens_per_s,
+             job.policy, job.budget.J.text(), job.budget.h, job.device, s.prefill_tokens_per_s, s.decode_tokens_per_s,
              s.refresh_ms);
 }
 

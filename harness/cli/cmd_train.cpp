@@ -72,13 +72,13 @@ void add_train_demo_command(CLI::App& app) {
 namespace {
 
 struct TrainScorerOptions {
-  ModelOptions model;
-  api::TrainScorerRequest request;  // its model from `model`
+  JobCliOptions options;  // the model's
+  api::TrainScorerRequest request;  // its model from `options`
 };
 
 void run_train_scorer(TrainScorerOptions o) {
   api::TrainScorerRequest& r = o.request;
-  r.model = o.model.source();
+  r.model = o.options.model_source();
   if (const std::optional<RecallReport> recall = api::train_scorer(r))
     spdlog::info("recall of the future-attention oracle's top-{} on {} ({} decisions): learned {:.3f}, "
                  "untrained fallback (accumulated attention) {:.3f}, recency {:.3f}",
@@ -96,7 +96,7 @@ void add_train_scorer_command(CLI::App& app) {
       "future-attention-mass targets with the boundary pairwise loss.\n"
       "Example: kvbench train-scorer --model models/kvbench-demo --data rare-fact:seed=7,samples=32,words=300 "
       "--eval-data rare-fact:seed=8,samples=8,words=300 --s 4 --w 32 --k 64 --out scorer.safetensors");
-  o->model.add_to(cmd);
+  o->options.add_model(cmd);
   api::TrainScorerRequest& r = o->request;
   cmd->add_option("--data", r.data,
                   "Training texts: a generated task's spec (rare-fact:seed=7,samples=32: each sample's prompt and "

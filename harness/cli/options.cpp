@@ -4,8 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <filesystem>
+#include <type_traits>
 
 #include "api/registries.h"
+#include "common/error.h"
 #include "common/gguf_file.h"
 
 namespace kvbench::cli {
@@ -37,87 +39,80 @@ std::string profile_help() {
     if (row.differs) help += fmt::format("\n  {}: reference {}; kvbench {}", row.behaviour, row.reference, row.kvbench);
   return help;
 }
+
+// An option of `f`'s type that writes the given value into `job` as the JSON reader would; a value the
+// field refuses is the option's error.
+template <class Value>
+CLI::Option* value_option(CLI::App* command, const JobField& f, JobConfig& job, const std::string& help) {
+  return command->add_option_function<Value>(
+      f.option_name(),
+      [&f, &job](const Value& value) {
+        try {
+          if constexpr (std::is_same_v<Value, std::string>)
+            if (f.set_text) return f.set_text(value, job);
+          f.set(json(value), job);
+        } catch (const Error& e) {
+          throw CLI::ValidationError(f.option_name(), e.what());
+        }
+      },
+      help);
+}
+
+CLI::Option* field_option(CLI::App* command, const JobField& f, JobConfig& job, const std::string& help) {
+  if (!f.has_option) fail("job field \"{}\" has no option of its own", f.name);
+  const json like = f.default_value();
+  CLI::Option* option = nullptr;
+  if (f.set_text || like.is_string()) option = value_option<std::string>(command, f, job, help);
+  else if (like.is_number_unsigned()) option = value_option<uint64_t>(command, f, job, help);
+  else if (like.is_number_integer()) option = value_option<int64_t>(command, f, job, help);
+  else if (like.is_number_float()) option = value_option<double>(command, f, job, help);
+  else if (like.is_array()) option = value_option<std::vector<std::string>>(command, f, job, help)->delimiter(',');
+  else fail("job field \"{}\": no option for values like {}", f.name, like.dump());
+  if (!f.choices.empty()) option->check(CLI::IsMember(f.choices));
+  return option;
+}
+
 }  // namespace
 
-void ModelOptions::add_to(CLI::App* command) {
-  command->add_option("--model", model, job_field("model").help)
-      ->required()
-      ->check(CLI::Validator(existing_model, "PATH"));
-  command->add_option("--device", device, job_field("device").help)->capture_default_str();
-  command->add_option("--dtype", dtype, job_field("dtype").help);
+CLI::Option* JobCliOptions::add(CLI::App* command, const std::string& name, bool show_default) {
+  const JobField& f = job_field(name);
+  CLI::Option* option = field_option(command, f, job, f.help);
+  const json value = f.get(job);
+  if (show_default) option->default_str(value.is_string() ? value.get<std::string>() : value.dump());
+  return option;
 }
 
-at::Device ModelOptions::parsed_device() const { return source().parsed_device(); }
-
-at::ScalarType ModelOptions::parsed_dtype() const { return source().parsed_dtype(); }
-
-Model ModelOptions::load() const { return api::load_model(source()).model; }
-
-void PolicyCliOptions::add_to(CLI::App* command) {
-  command->add_option("--policy", policy, job_field("policy").help)->capture_default_str();
-  // --J takes both budget fields: J, or ratio:R for ratio.
-  command->add_option("--J", J, fmt::format("{}; or ratio:R, {}", job_field("J").help, job_field("ratio").help));
-  command->add_option("--h", h, job_field("h").help);
-  command->add_option("--recent", recent, job_field("recent").help);
-  command->add_option("--frozen", frozen, job_field("frozen").help)->capture_default_str();
-  command->add_option("--min-gap", min_gap, job_field("min_gap").help)->capture_default_str();
-  command->add_option("--sinks", sinks, job_field("sinks").help)->capture_default_str();
-  command->add_option("--mode", mode, job_field("mode").help)
-      ->check(CLI::IsMember({"chunked", "prefill_end"}))
-      ->capture_default_str();
-  command->add_option("--allocator", allocator, allocator_help())
-      ->check(CLI::Validator(api::allocator_spec_error, "SPEC"))
-      ->capture_default_str();
-  command->add_option("--smooth", smooth, job_field("smooth").help)->capture_default_str();
-  command->add_option("--keep-span", keep_span, job_field("keep_span").help)->capture_default_str();
-  command->add_option("--profile", profile, profile_help())
-      ->check(CLI::IsMember(api::profile_names()))
-      ->capture_default_str();
-  command->add_option("--policy-seed", seed, job_field("policy_seed").help)->capture_default_str();
-  command->add_option("--scorer", scorer, job_field("scorer").help);
+CLI::Option* JobCliOptions::add_unset(CLI::App* command, const std::string& name, const std::string& unset) {
+  const JobField& f = job_field(name);
+  return field_option(command, f, job, fmt::format("{} (unset: {})", f.help, unset));
 }
 
-void DecodingCliOptions::add_to(CLI::App* command, const std::string& unset) {
-  const auto help = [&](const std::string& field) {
-    return fmt::format("{} (unset: {})", job_field(field).help, unset);
-  };
-  command->add_option("--max-new", max_new, help("max_new"));
-  command->add_option("--temperature", temperature, help("temperature"));
-  command->add_option("--top-p", top_p, help("top_p"));
-  command->add_option("--rollouts", rollouts, help("rollouts"));
-  command->add_option("--seed", seed, job_field("seed").help)->capture_default_str();
+void JobCliOptions::add_model(CLI::App* command) {
+  job.dtype.clear();  // the device's: float32 on CPU, bfloat16 on CUDA
+  add(command, "model")->required()->check(CLI::Validator(existing_model, "PATH"));
+  add(command, "device");
+  add(command, "dtype", false);
 }
 
-void DecodingCliOptions::apply(JobConfig& job) const {
-  job.max_new = max_new;
-  job.temperature = temperature;
-  job.top_p = top_p;
-  job.rollouts = rollouts;
-  job.seed = seed;
+void JobCliOptions::add_policy(CLI::App* command) {
+  add(command, "policy");
+  add(command, "J", false)->description(fmt::format("{}; or ratio:R, {}", job_field("J").help, job_field("ratio").help));
+  for (const char* field : {"h", "recent"}) add(command, field, false);
+  for (const char* field : {"frozen", "min_gap", "sinks", "mode"}) add(command, field);
+  add(command, "allocator")->description(allocator_help())->check(CLI::Validator(api::allocator_spec_error, "SPEC"));
+  for (const char* field : {"smooth", "keep_span"}) add(command, field);
+  add(command, "profile")->description(profile_help());
+  add(command, "policy_seed");
+  add(command, "scorer", false);
 }
 
-BudgetSpec PolicyCliOptions::spec() const {
-  BudgetSpec spec;
-  set_budget_J(spec, J);
-  spec.h = h;
-  spec.recent = recent;
-  spec.frozen = frozen;
-  spec.min_gap = min_gap;
-  spec.sinks = sinks;
-  spec.mode = mode;
-  spec.allocator = allocator;
-  return spec;
-}
-
-JobConfig PolicyCliOptions::job() const {
-  JobConfig job;
-  job.policy = policy;
-  job.budget = spec();
-  job.phrase = phrase();
-  job.policy_seed = seed;
-  job.scorer = scorer;
-  job.profile = profile;
-  return job;
+void JobCliOptions::add_decoding(CLI::App* command, const std::string& unset) {
+  job.max_new = 0;
+  job.rollouts = 0;
+  job.temperature = -1.0;
+  job.top_p = -1.0;
+  for (const char* field : {"max_new", "temperature", "top_p", "rollouts"}) add_unset(command, field, unset);
+  add(command, "seed");
 }
 
 }  // namespace kvbench::cli

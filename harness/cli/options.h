@@ -1,4 +1,4 @@
-// Option groups shared by the subcommands that load a model and run a policy.
+// The options that set a job's fields, shared by the subcommands that load a model and run a policy.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
@@ -7,50 +7,26 @@
 
 namespace kvbench::cli {
 
-struct ModelOptions {
-  std::string model;
-  std::string device = "cpu";
-  std::string dtype;  // empty: float32 on CPU, bfloat16 on CUDA
+// A command's job, written by its options. `job` is the starting point: a field whose option is not given
+// keeps its value there. Each option is made from its field's row in the job table (run/job_fields.h) —
+// its name (--min-gap for min_gap), type, help and choices — so a new field is one row and one `add`.
+struct JobCliOptions {
+  JobConfig job;
 
-  void add_to(CLI::App* command);
-  api::ModelSource source() const { return {model, device, dtype}; }
-  at::Device parsed_device() const;
-  at::ScalarType parsed_dtype() const;
-  Model load() const;  // also accepts random:PRESET (see model/random_model.h)
-};
+  // The option of `field`, showing the job's value as its default unless the field's help says what its
+  // default means (h = 0: J/4); the caller may add checks or help.
+  CLI::Option* add(CLI::App* command, const std::string& field, bool show_default = true);
+  // The same for a field whose unset value (0, or -1) the command fills: `unset` says with what.
+  CLI::Option* add_unset(CLI::App* command, const std::string& field, const std::string& unset);
 
-struct PolicyCliOptions {
-  std::string policy = "full";
-  std::string J = "0";     // a token count (0 = unset) or ratio:R
-  int64_t h = 0;           // 0 = J / 4
-  int64_t recent = -1;     // -1 = the policy's default (0; h2o: J/2)
-  std::string frozen = "0";  // a number, or "auto" (= the system prompt's token length, subtracted from J)
-  int64_t min_gap = 0;
-  int64_t sinks = 4;
-  std::string mode = "chunked";
-  std::string allocator = "uniform";  // a spec: pyramid:ratio=3
-  uint64_t seed = 0;
-  std::string scorer;      // kvpop: learned scorer file
-  int64_t smooth = 1, keep_span = 1;  // phrase rules (engine/score_transforms.h)
-  std::string profile = "kvbench";     // run/profile.h
+  // --model (required: an HF directory, a GGUF or random:PRESET), --device, --dtype (unset: per device).
+  void add_model(CLI::App* command);
+  // --policy, the budget (--J … --allocator), phrase rules, --profile, --policy-seed, --scorer.
+  void add_policy(CLI::App* command);
+  // --max-new, --temperature, --top-p, --rollouts (unset: `unset`, e.g. "the task's"), --seed.
+  void add_decoding(CLI::App* command, const std::string& unset);
 
-  void add_to(CLI::App* command);
-  BudgetSpec spec() const;
-  // A job of these options' fields (policy, budget, phrase rules, seed, scorer), the rest at their defaults.
-  JobConfig job() const;
-  PhraseRules phrase() const { return {smooth, keep_span}; }
-};
-
-// Decoding: length, sampling and rollouts, the same flags for `generate` and `run`. Unset values (0, or -1 for
-// temperature and top_p) are filled by the command: the task's defaults for a run, `generate`'s own for a prompt.
-struct DecodingCliOptions {
-  int64_t max_new = 0, rollouts = 0;
-  double temperature = -1.0, top_p = -1.0;
-  uint64_t seed = 0;
-
-  // `unset`: what an unset value means, as help text ("the task's", "256 new tokens, greedy, 1 rollout").
-  void add_to(CLI::App* command, const std::string& unset);
-  void apply(JobConfig& job) const;
+  api::ModelSource model_source() const { return {job.model, job.device, job.dtype}; }
 };
 
 }  // namespace kvbench::cli

@@ -58,7 +58,7 @@ void add_once(std::vector<T>& values, const T& value) {
 Table loss_table(const std::string& model, const std::string& task, const std::vector<const JobResults*>& files,
                  RefreshPhases phases) {
   std::vector<std::string> policies;
-  std::set<std::pair<int64_t, int64_t>> budgets;  // (J, h)
+  std::set<std::pair<BudgetJ, int64_t>> budgets;  // (J, h)
   for (const JobResults* job : files) add_once(policies, job->policy), budgets.insert({job->J, job->h});
   const bool decode = phases == RefreshPhases::Decode;
   Table table{fmt::format("{} on {}, {} refreshes: attention mass lost per refresh — the full twin's attention on "
@@ -69,7 +69,7 @@ Table loss_table(const std::string& model, const std::string& task, const std::v
                           decode ? "; samples with no decode refresh followed by a token are left out" : ""),
               {"policy"},
               {}};
-  for (const auto& [J, h] : budgets) table.header.push_back(fmt::format("J={} h={}", J, h));
+  for (const auto& [J, h] : budgets) table.header.push_back(fmt::format("J={} h={}", J.text(), h));
   for (const auto& policy : policies) {
     std::vector<std::string> row = {policy};
     for (const auto& budget : budgets) {

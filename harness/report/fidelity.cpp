@@ -46,7 +46,7 @@ std::vector<Table> fidelity_tables(const std::vector<JobResults>& jobs) {
   std::vector<Table> tables;
   for (const auto& [model, task] : model_tasks) {
     std::vector<std::string> policies;
-    std::set<int64_t> Js;
+    std::set<BudgetJ> Js;
     for (const JobResults* job : shadowed)
       if (job->model == model && job->task == task) add_once(policies, job->policy), Js.insert(job->J);
     Table table{fmt::format("{} on {}: mean KL(full ‖ policy) per chosen token / top-1 agreement with the full cache "
@@ -54,10 +54,10 @@ std::vector<Table> fidelity_tables(const std::vector<JobResults>& jobs) {
                             model, task),
                 {"policy"},
                 {}};
-    for (const int64_t J : Js) table.header.push_back(fmt::format("J={}", J));
+    for (const BudgetJ& J : Js) table.header.push_back("J=" + J.text());
     for (const auto& policy : policies) {
       std::vector<std::string> row = {policy};
-      for (const int64_t J : Js) {
+      for (const BudgetJ& J : Js) {
         std::vector<const JobResults*> cell;
         for (const JobResults* job : shadowed)
           if (job->model == model && job->task == task && job->policy == policy && job->J == J) cell.push_back(job);

@@ -25,7 +25,7 @@ std::vector<Table> niah_tables(const std::vector<JobResults>& jobs) {
     }
     Table table{fmt::format("niah: {} at {} on {}: score by needle depth (rows; % of the haystack) and length "
                             "(columns; tokens)",
-                            job.policy, budget_text(job), job.model),
+                            job.policy, job.J.table_text(), job.model),
                 {"depth %"}, {}};
     for (const int64_t length : lengths) table.header.push_back(std::to_string(length));
     for (const auto& [depth, by_length] : cells) {

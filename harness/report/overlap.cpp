@@ -130,7 +130,7 @@ std::vector<Table> overlap_tables(const std::vector<JobResults>& jobs) {
               {}};
   for (const PairOverlap& pair : overlapping_pairs(jobs)) {
     const JobResults& a = *pair.a;
-    table.rows.push_back({a.model, a.task, std::to_string(a.J), std::to_string(a.h), std::to_string(a.seed), a.policy,
+    table.rows.push_back({a.model, a.task, a.J.text(), std::to_string(a.h), std::to_string(a.seed), a.policy,
                           pair.b->policy, std::to_string(pair.matched.size()), mean_cell(pair.matched, nullptr),
                           mean_cell(pair.matched, "prefill"), mean_cell(pair.matched, "decode"),
                           min_cell(pair.matched), std::to_string(pair.unmatched)});
@@ -145,7 +145,7 @@ std::vector<Table> overlap_refresh_tables(const std::vector<JobResults>& jobs) {
               {}};
   for (const PairOverlap& pair : overlapping_pairs(jobs))
     for (const MatchedRefresh& m : pair.matched)
-      table.rows.push_back({std::to_string(pair.a->J), pair.a->policy, pair.b->policy, m.sample,
+      table.rows.push_back({pair.a->J.text(), pair.a->policy, pair.b->policy, m.sample,
                             std::to_string(m.rollout), std::to_string(m.index), m.a->phase, std::to_string(m.a->step),
                             std::to_string(m.a->size_before), std::to_string(m.a->size_after),
                             std::to_string(m.b->size_after), fmt::format("{:.4f}", m.jaccard)});

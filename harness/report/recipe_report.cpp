@@ -27,7 +27,7 @@ std::vector<const JobResults*> results_of_jobs(const Recipe& recipe, const std::
       if (file.task != job.task || file.policy != policy_label(to_json(job)) || file.J != job.budget.J ||
           file.h != job.budget.h)
         fail("{}: its config (task {}, policy {}, J {}, h {}) is not the job its name says ({})", file.file.string(),
-             file.task, file.policy, file.J, file.h, recipe.jobs[i].entry.label);
+             file.task, file.policy, file.J.text(), file.h, recipe.jobs[i].entry.label);
       found[i] = &file;
     }
   return found;

@@ -13,6 +13,7 @@
 #include "common/stats.h"
 #include "engine/allocator.h"
 #include "run/job.h"
+#include "run/job_fields.h"
 
 namespace kvbench {
 
@@ -101,7 +102,7 @@ void require_single(const std::vector<JobResults>& jobs, const char* field, cons
          filter_hint);
 }
 
-std::vector<std::string> J_values(const std::vector<JobResults>& jobs) { return distinct(jobs, budget_text); }
+std::vector<std::string> J_values(const std::vector<JobResults>& jobs) { return distinct(jobs, [](const JobResults& job) { return job.J.table_text(); }); }
 std::vector<std::string> h_values(const std::vector<JobResults>& jobs) {
   return distinct(jobs, [](const JobResults& j) { return std::to_string(j.h); });
 }
@@ -169,11 +170,6 @@ std::string policy_label(const json& config) {
   return label + "+" + find_allocator(config.at("allocator").get<std::string>()).spec();
 }
 
-std::string budget_text(const JobResults& job) {
-  if (job.ratio > 0) return fmt::format("ratio={}", job.ratio);
-  return job.J > 0 ? fmt::format("J={}", job.J) : "no budget";
-}
-
 JobResults load_job_results(const std::filesystem::path& file) {
   JobResults job;
   job.file = file;
@@ -189,8 +185,10 @@ JobResults load_job_results(const std::filesystem::path& file) {
     // Phrase rules make a policy of their own in every table (absent from files written before them).
     if (const int64_t w = config.value("smooth", int64_t{1}); w != 1) job.policy += fmt::format(" smooth={}", w);
     if (const int64_t s = config.value("keep_span", int64_t{1}); s != 1) job.policy += fmt::format(" span={}", s);
-    config.at("J").get_to(job.J);
-    job.ratio = config.value("ratio", 0.0);
+    JobConfig budget;  // J's two fields as the job reader reads them (the file may have fields it lacks)
+    job_field("J").set(config.at("J"), budget);
+    if (config.contains("ratio")) job_field("ratio").set(config.at("ratio"), budget);
+    job.J = budget.budget.J;
     config.at("h").get_to(job.h);
     config.at("seed").get_to(job.seed);
   } catch (const std::exception& e) {
@@ -210,7 +208,7 @@ std::vector<JobResults> filter_jobs(const std::vector<JobResults>& jobs, const T
     if (!policies.empty() && !named(job.policy) && !named(job.base_policy)) continue;
     if (!filter.h.empty()) {
       const bool ratio = filter.h.rfind("J/", 0) == 0;
-      const int64_t wanted = ratio ? std::max<int64_t>(job.J / std::stoll(filter.h.substr(2)), 1) : std::stoll(filter.h);
+      const int64_t wanted = ratio ? std::max<int64_t>(job.J.token_count() / std::stoll(filter.h.substr(2)), 1) : std::stoll(filter.h);
       if (job.h != wanted) continue;
     }
     kept.push_back(job);
@@ -225,7 +223,7 @@ std::vector<Table> policy_model_tables(const std::vector<JobResults>& jobs) {
   const auto models = distinct(jobs, [](const JobResults& j) { return j.model; });
   std::vector<Table> tables;
   for (const auto& [task, task_jobs] : group_by<std::string>(jobs, [](const JobResults& j) { return j.task; })) {
-    Table table{fmt::format("{} score (pass@1, 95% bootstrap CI), {} h={}", task, budget_text(jobs.front()), jobs.front().h),
+    Table table{fmt::format("{} score (pass@1, 95% bootstrap CI), {} h={}", task, jobs.front().J.table_text(), jobs.front().h),
                 {"policy"}, {}};
     table.header.insert(table.header.end(), models.begin(), models.end());
     std::vector<JobResults> of_task;
@@ -245,7 +243,7 @@ Table aime_table(const std::vector<JobResults>& jobs) {
   require_single(jobs, "J", "--J", J_values);
   require_single(jobs, "h", "--h", h_values);
   const auto policies = distinct(jobs, [](const JobResults& j) { return j.policy; });
-  Table table{fmt::format("pass@1 and pred=None rate, {} h={}", budget_text(jobs.front()), jobs.front().h), {"model", "task", ""},
+  Table table{fmt::format("pass@1 and pred=None rate, {} h={}", jobs.front().J.table_text(), jobs.front().h), {"model", "task", ""},
               {}};
   table.header.insert(table.header.end(), policies.begin(), policies.end());
   using Key = std::pair<std::string, std::string>;
@@ -269,17 +267,16 @@ std::vector<Table> by_j_tables(const std::vector<JobResults>& jobs, const std::s
   std::vector<Table> tables;
   using Key = std::pair<std::string, std::string>;
   for (const auto& [key, group] : group_by<Key>(jobs, [](const JobResults& j) { return Key{j.model, j.task}; })) {
-    std::set<std::pair<double, int64_t>> budgets;  // (ratio, J): token budgets first, then ratios
-    for (const JobResults* job : group) budgets.insert({job->ratio, job->J});
+    std::set<BudgetJ> budgets;  // token budgets first, then ratios
+    for (const JobResults* job : group) budgets.insert(job->J);
     Table table{fmt::format("{} on {}: {} vs J", key.first, key.second, what), {"policy"}, {}};
-    for (const auto& [ratio, J] : budgets)
-      table.header.push_back(ratio > 0 ? fmt::format("ratio={}", ratio) : J > 0 ? fmt::format("J={}", J) : "no budget");
+    for (const BudgetJ& J : budgets) table.header.push_back(J.table_text());
     std::vector<JobResults> of_key;
     for (const JobResults* job : group) of_key.push_back(*job);
     for (const auto& [policy, rows] : group_by<std::string>(of_key, [](const JobResults& j) { return j.policy; })) {
       std::vector<std::string> row = {policy};
-      for (const auto& [ratio, J] : budgets) {
-        const auto jobs_at_j = select(rows, [&](const JobResults& j) { return j.J == J && j.ratio == ratio; });
+      for (const BudgetJ& J : budgets) {
+        const auto jobs_at_j = select(rows, [&](const JobResults& j) { return j.J == J; });
         std::set<int64_t> hs;
         for (const JobResults* job : jobs_at_j) hs.insert(job->h);
         if (hs.size() > 1)
@@ -347,7 +344,7 @@ Table latency_table(const std::vector<JobResults>& jobs) {
 Table paired_table(const std::vector<JobResults>& jobs) {
   Table table{"paired comparisons on the same samples and seeds (A − B; paired bootstrap CI, exact sign test)",
               {"model", "task", "J", "h", "A", "B", "pairs", "mean A−B", "95% CI", "A>B", "B>A", "sign p"}, {}};
-  using Key = std::tuple<std::string, std::string, int64_t, int64_t>;
+  using Key = std::tuple<std::string, std::string, BudgetJ, int64_t>;
   for (const auto& [key, group] :
        group_by<Key>(jobs, [](const JobResults& j) { return Key{j.model, j.task, j.J, j.h}; })) {
     std::vector<JobResults> of_key;
@@ -364,7 +361,7 @@ Table paired_table(const std::vector<JobResults>& jobs) {
           }
         if (xs.empty()) continue;
         const PairedComparison c = compare_paired(xs, ys);
-        table.rows.push_back({std::get<0>(key), std::get<1>(key), std::to_string(std::get<2>(key)),
+        table.rows.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key).text(),
                               std::to_string(std::get<3>(key)), by_policy[a].first, by_policy[b].first,
                               std::to_string(c.pairs), fmt::format("{:+.3f}", c.mean_difference),
                               fmt::format("[{:+.3f}, {:+.3f}]", c.difference_ci.low, c.difference_ci.high),
@@ -382,7 +379,7 @@ Table overview_table(const std::vector<JobResults>& jobs) {
               {}};
   for (const auto& job : jobs) {
     const Summary& s = job.results.summary;
-    table.rows.push_back({job.model, job.task, job.policy, std::to_string(job.J), std::to_string(job.h),
+    table.rows.push_back({job.model, job.task, job.policy, job.J.text(), std::to_string(job.h),
                           std::to_string(job.seed), std::to_string(s.samples), std::to_string(s.rows),
                           fmt::format("{:.3f} [{:.3f}, {:.3f}]", s.score, s.score_ci_low, s.score_ci_high),
                           fmt::format("{:.3f}", s.pred_none_rate), fmt::format("{:.1f}", s.mean_generated_length)});

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "io/results.h"
+#include "run/job.h"
 
 namespace kvbench {
 
@@ -20,13 +21,10 @@ struct JobResults {
   std::string model, task;  // model: the directory's name
   std::string policy;       // the policy and its phrase rules, if any: "counter-causal smooth=3 span=2"
   std::string base_policy;  // the policy's name alone: "counter-causal"
-  int64_t J = 0, h = 0, seed = 0;
-  double ratio = 0.0;  // a compression-ratio budget (--J ratio:R; J is 0 then)
+  BudgetJ J;  // a token count or a compression ratio
+  int64_t h = 0, seed = 0;
   Results results;
 };
-
-// The budget as tables print it: "J=64" or "ratio=0.5".
-std::string budget_text(const JobResults& job);
 
 JobResults load_job_results(const std::filesystem::path& file);
 // The policy as tables name it: with its allocator when not uniform ("h2o-true+pyramid:3", "h2o-true+ada"),
@@ -48,7 +46,7 @@ struct Table {
 };
 
 struct TableFilter {
-  std::optional<int64_t> J;
+  std::optional<BudgetJ> J;
   std::string h;  // "" = any, a number, or a ratio of J ("J/2")
   std::vector<std::string> policies;  // empty = all; a name matches with and without phrase rules
 };

@@ -65,7 +65,7 @@ Speed measure_speed(const Model& model, const ResolvedJob& job) {
   settings.max_new_tokens = kBenchNewTokens;
   // J + h tokens in chunks of h: exactly one refresh, at n = J + h, after the last chunk. One run, no
   // warm-up: the estimate is for hours of work, a first-call overhead does not move it.
-  const int64_t prompt_length = job.budget.J > 0 ? settings.budget.J + settings.budget.h : kUnbudgetedPrompt;
+  const int64_t prompt_length = job.budget.J.token_count() > 0 ? settings.budget.J + settings.budget.h : kUnbudgetedPrompt;
   const auto prompt = random_tokens(prompt_length, model.config().vocab_size);
   const GenerationResult result = generate(model, *policy(), prompt, settings);
   Speed speed;
@@ -83,7 +83,7 @@ double estimated_seconds(const Workload& w, const Speed& s) {
 }
 
 std::string speed_key(const JobConfig& job) {
-  return fmt::format("{}|{}|{}|{}|{}|{}", job.model, job.device, job.dtype, job.policy, job.budget.J, job.budget.h);
+  return fmt::format("{}|{}|{}|{}|{}|{}", job.model, job.device, job.dtype, job.policy, job.budget.J.text(), job.budget.h);
 }
 
 bool workload_countable(const ResolvedJob& job) {

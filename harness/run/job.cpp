@@ -22,43 +22,60 @@ namespace {
 constexpr int64_t kRatioExamplePrompt = 1000;
 }  // namespace
 
-void set_budget_J(BudgetSpec& spec, const std::string& text) {
+BudgetJ BudgetJ::tokens(int64_t J) {
+  if (J < 0) fail("J must be a token count, 0 or more (got {})", J);
+  BudgetJ budget;
+  budget.tokens_ = J;
+  return budget;
+}
+
+BudgetJ BudgetJ::ratio(double R) {
+  if (!(R > 0 && R < 1)) fail("ratio must be a compression ratio with 0 < R < 1 (got {})", R);
+  BudgetJ budget;
+  budget.ratio_ = R;
+  return budget;
+}
+
+BudgetJ BudgetJ::parse(const std::string& text) {
   const std::string prefix = "ratio:";
   try {
     std::size_t used = 0;
     if (text.rfind(prefix, 0) == 0) {
-      const double ratio = std::stod(text.substr(prefix.size()), &used);
-      if (used == text.size() - prefix.size() && ratio > 0 && ratio < 1) {
-        spec.J = 0;
-        spec.ratio = ratio;
-        return;
-      }
+      const double R = std::stod(text.substr(prefix.size()), &used);
+      if (used == text.size() - prefix.size() && R > 0 && R < 1) return ratio(R);
     } else {
       const int64_t J = std::stoll(text, &used);
-      if (used == text.size() && J >= 0) {
-        spec.J = J;
-        spec.ratio = 0;
-        return;
-      }
+      if (used == text.size() && J >= 0) return tokens(J);
     }
   } catch (const std::exception&) {
   }
-  fail("--J must be a token count or ratio:R, a compression ratio with 0 < R < 1 (got \"{}\")", text);
+  fail("J must be a token count or ratio:R, a compression ratio with 0 < R < 1 (got \"{}\")", text);
 }
 
-int64_t budget_J(const BudgetSpec& spec, int64_t prompt_tokens) {
-  if (spec.ratio <= 0) return spec.J;
-  return std::max<int64_t>(1, static_cast<int64_t>(std::floor(prompt_tokens * (1 - spec.ratio))));
+int64_t BudgetJ::for_prompt(int64_t prompt_tokens) const {
+  if (!is_ratio()) return tokens_;
+  return std::max<int64_t>(1, static_cast<int64_t>(std::floor(prompt_tokens * (1 - ratio_))));
 }
 
-std::string budget_label(const BudgetSpec& spec) {
-  return spec.ratio > 0 ? fmt::format("ratio{}", knob_text(spec.ratio)) : fmt::format("J{}", spec.J);
+std::string BudgetJ::text() const { return is_ratio() ? "ratio:" + knob_text(ratio_) : std::to_string(tokens_); }
+
+std::string BudgetJ::label() const {
+  return is_ratio() ? fmt::format("ratio{}", knob_text(ratio_)) : fmt::format("J{}", tokens_);
+}
+
+std::string BudgetJ::table_text() const {
+  if (is_ratio()) return fmt::format("ratio={}", ratio_);
+  return tokens_ > 0 ? fmt::format("J={}", tokens_) : "no budget";
+}
+
+bool BudgetJ::operator<(const BudgetJ& other) const {
+  return std::pair{ratio_, tokens_} < std::pair{other.ratio_, other.tokens_};
 }
 
 CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t auto_frozen_tokens,
                            int64_t prompt_tokens) {
   CacheBudget b;
-  const int64_t J = budget_J(spec, prompt_tokens);
+  const int64_t J = spec.J.for_prompt(prompt_tokens);
   b.J = J;
   if (spec.frozen == "auto") {
     b.frozen = auto_frozen_tokens;
@@ -163,7 +180,8 @@ json effective_settings(const JobConfig& job, const Policy& policy, int64_t syst
   const KeepRule rule = policy.keep_rule(b);  // what the policy protects of the budget's recent and sinks
   json budget = {{"J", b.J}, {"h", b.h}, {"recent", rule.recent}, {"frozen", b.frozen}, {"min_gap", b.min_gap},
                  {"sinks", rule.sinks}};
-  if (job.budget.ratio > 0) budget["ratio"] = {{"ratio", job.budget.ratio}, {"prompt_tokens", kRatioExamplePrompt}};
+  if (job.budget.J.is_ratio())
+    budget["ratio"] = {{"ratio", job.budget.J.compression_ratio()}, {"prompt_tokens", kRatioExamplePrompt}};
   return {{"policy", {{"name", policy.name()}, {"knobs", policy.knob_settings()}}},
           {"allocator", {{"name", allocator.name()}, {"knobs", allocator.knob_settings()}}},
           {"budget", budget}};

@@ -16,12 +16,40 @@ namespace kvbench {
 
 using json = nlohmann::json;
 
+// J as the user states it: a token count, or a compression ratio as kvpress states budgets, from which each
+// sample takes its own J: max(1, ⌊n · (1 − R)⌋) of its n prompt tokens (kvpress: int(n * (1 - compression_ratio))).
+// Made by parse (--J, a sweep's grid) or the two constructors (the JSON's "J" and "ratio"), which reject what
+// is neither; the default is unset (no budget).
+class BudgetJ {
+ public:
+  BudgetJ() = default;
+  static BudgetJ tokens(int64_t J);  // J ≥ 0 (0 = unset)
+  static BudgetJ ratio(double R);    // 0 < R < 1
+  // "64" or "ratio:0.5", as --J takes it.
+  static BudgetJ parse(const std::string& text);
+
+  bool is_ratio() const { return ratio_ > 0; }
+  bool is_set() const { return is_ratio() || tokens_ > 0; }
+  int64_t token_count() const { return tokens_; }  // 0 for a ratio budget
+  double compression_ratio() const { return ratio_; }  // 0 for a token budget
+  // J for a prompt of `prompt_tokens`: the token count, or the ratio's share of the prompt.
+  int64_t for_prompt(int64_t prompt_tokens) const;
+  std::string text() const;   // parse's input: "64", "ratio:0.5"
+  std::string label() const;  // results files' names: "J64", "ratio0.5"
+  std::string table_text() const;  // report columns: "J=64", "ratio=0.5", "no budget"
+
+  bool operator==(const BudgetJ& other) const { return tokens_ == other.tokens_ && ratio_ == other.ratio_; }
+  bool operator!=(const BudgetJ& other) const { return !(*this == other); }
+  bool operator<(const BudgetJ& other) const;  // token budgets by J, then ratios by R
+
+ private:
+  int64_t tokens_ = 0;
+  double ratio_ = 0.0;
+};
+
 // The budget as the user states it (before the policy's defaults and `auto` frozen are resolved).
 struct BudgetSpec {
-  int64_t J = 0;              // 0 = unset
-  // > 0: a compression ratio instead of J, as kvpress states budgets: each sample keeps
-  // J = max(1, ⌊n · (1 − ratio)⌋) of its n prompt tokens (kvpress: int(n * (1 - compression_ratio))).
-  double ratio = 0.0;
+  BudgetJ J;
   int64_t h = 0;              // 0 = J / 4
   int64_t recent = -1;        // -1 = the policy's default (0; h2o: J/2)
   std::string frozen = "0";   // a token count, or "auto" = the system prompt's token length, subtracted from J
@@ -34,13 +62,6 @@ struct BudgetSpec {
 
 // h when the user gives none: J/4 (at least 1).
 int64_t default_h(int64_t J);
-
-// --J as written: a token count, or ratio:R (a compression ratio, 0 < R < 1) into `spec`.
-void set_budget_J(BudgetSpec& spec, const std::string& text);
-// The budget's J for a prompt of `prompt_tokens`: J, or its share for a ratio budget.
-int64_t budget_J(const BudgetSpec& spec, int64_t prompt_tokens);
-// "J64" or "ratio0.5": the budget in labels.
-std::string budget_label(const BudgetSpec& spec);
 
 // The budget for `policy` on a prompt of `prompt_tokens` (ratio budgets take their J from it), with
 // `auto_frozen_tokens` standing in for frozen = auto.

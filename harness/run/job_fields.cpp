@@ -1,7 +1,12 @@
 #include "run/job_fields.h"
 
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
 #include "common/error.h"
 #include "common/spec.h"
+#include "run/profile.h"
 
 namespace kvbench {
 
@@ -15,6 +20,12 @@ template <class... Path>
 JobField field(const char* name, Written written, const char* help, Path... path) {
   return {name, written, help, [=](const JobConfig& job) { return json((job .* ... .* path)); },
           [=](const json& value, JobConfig& job) { value.get_to((job .* ... .* path)); }};
+}
+
+// A string field that takes one of `choices`.
+JobField choosing(JobField f, std::vector<std::string> choices) {
+  f.choices = std::move(choices);
+  return f;
 }
 
 // A field of job files written by an older kvbench, read into the field that holds its value today and
@@ -59,6 +70,12 @@ bool same_kind(const json& value, const json& like) {
 
 }  // namespace
 
+std::string JobField::option_name() const {
+  std::string option = "--" + name;
+  std::replace(option.begin(), option.end(), '_', '-');
+  return option;
+}
+
 bool JobField::written_for(const JobConfig& job) const {
   if (written == Written::unless_default) return get(job) != default_value();
   if (written == Written::when_positive) return get(job).get<double>() > 0;
@@ -81,15 +98,31 @@ const std::vector<JobField>& job_fields() {
       field("task", Written::always, "Task", &J::task),
       field("data", Written::always,
             "Dataset path (or rare-fact spec); default: the task's dataset under --data-root", &J::data),
-      field("prompt_mode", Written::always, "raw (the reference: no chat template) or chat", &J::prompt_mode),
+      choosing(field("prompt_mode", Written::always, "raw (the reference: no chat template) or chat", &J::prompt_mode),
+               {"raw", "chat"}),
       field("policy", Written::always, "Eviction policy (see `kvbench generate --help` for the list)", &J::policy),
-      field("J", Written::always, "Cache budget J: entries kept by a refresh (besides the frozen prefix)", &J::budget,
-            &B::J),
+      // J's two forms: the token count here (0 for a ratio budget), the ratio in the next field.
+      {"J", Written::always, "Cache budget J: entries kept by a refresh (besides the frozen prefix)",
+       [](const JobConfig& job) { return json(job.budget.J.token_count()); },
+       [](const json& value, JobConfig& job) {
+         if (!job.budget.J.is_ratio()) job.budget.J = BudgetJ::tokens(value.get<int64_t>());
+         else if (value.get<int64_t>() != 0) fail("give J or a ratio, not both");
+       },
+       {},
+       [](const std::string& text, JobConfig& job) { job.budget.J = BudgetJ::parse(text); }},
       // Only for ratio budgets: jobs from before the field, and every J budget, keep their identity.
-      field("ratio", Written::when_positive,
-            "a compression ratio as kvpress states budgets: each sample keeps J = max(1, floor(prompt tokens x "
-            "(1 - R))), 0 < R < 1 (with --mode prefill_end: kvpress's one compression of the prompt)",
-            &J::budget, &B::ratio),
+      {"ratio", Written::when_positive,
+       "a compression ratio as kvpress states budgets: each sample keeps J = max(1, floor(prompt tokens x "
+       "(1 - R))), 0 < R < 1 (with --mode prefill_end: kvpress's one compression of the prompt)",
+       [](const JobConfig& job) { return json(job.budget.J.compression_ratio()); },
+       [](const json& value, JobConfig& job) {
+         if (value.get<double>() == 0) return;
+         if (job.budget.J.token_count() != 0) fail("give J or a ratio, not both");
+         job.budget.J = BudgetJ::ratio(value.get<double>());
+       },
+       {},
+       {},
+       /*has_option=*/false},
       field("h", Written::always, "Refresh interval and prefill chunk size (default J/4)", &J::budget, &B::h),
       field("recent", Written::always, "Recent window always kept (default 0; h2o: J/2)", &J::budget, &B::recent),
       field("frozen", Written::always,
@@ -101,9 +134,10 @@ const std::vector<JobField>& job_fields() {
       field("sinks", Written::always,
             "Attention sinks: the first entries always kept (streaming, kvpop, expected-attention)", &J::budget,
             &B::sinks),
-      field("mode", Written::always,
-            "chunked: refresh after every prefill chunk; prefill_end: one refresh after the whole prompt", &J::budget,
-            &B::mode),
+      choosing(field("mode", Written::always,
+                     "chunked: refresh after every prefill chunk; prefill_end: one refresh after the whole prompt",
+                     &J::budget, &B::mode),
+               {"chunked", "prefill_end"}),
       // Only when not uniform: every job from before allocators keeps its identity, file name and resume key.
       field("allocator", Written::unless_default,
             "How J is spread over layers and KV heads: an allocator, with knobs as a policy's (pyramid:ratio=3, "
@@ -138,7 +172,7 @@ const std::vector<JobField>& job_fields() {
             "Weights/activations: float32, bfloat16, float16 (default: float32 on CPU, bfloat16 on CUDA; softmax "
             "and scores are float32 regardless)",
             &J::dtype),
-      field("shadow", Written::always,
+      choosing(field("shadow", Written::always,
             "full: also decode each sample with a full cache, teacher-forced with the policy's own tokens, and\n"
             "record per chosen token KL(full || policy) of the next-token distributions and whether the argmax\n"
             "tokens agree (results rows shadow_kl, shadow_top1; `kvbench report --table fidelity`); and per\n"
@@ -150,10 +184,12 @@ const std::vector<JobField>& job_fields() {
             "evicted entries, the quantity future-oracle minimises. Costs a second, full-cache decode that\n"
             "keeps every layer's attention probabilities of the tokens it feeds",
             &J::shadow),
-      field("profile", Written::always,
+               {"", "full"}),
+      choosing(field("profile", Written::always,
             "kvbench (default) or reference: the counter-causal paper's own code token for token, its bugs included "
             "(what reproduces its tables; the recipes of that paper use it)",
             &J::profile),
+               profile_names()),
   };
   return fields;
 }
@@ -162,6 +198,15 @@ const JobField& job_field(const std::string& name) {
   for (const JobField& f : job_fields())
     if (f.name == name) return f;
   fail("no job field \"{}\"", name);
+}
+
+void check_choices(const JobConfig& job) {
+  for (const JobField& f : job_fields()) {
+    if (f.choices.empty()) continue;
+    const std::string value = f.get(job).get<std::string>();
+    if (std::find(f.choices.begin(), f.choices.end(), value) == f.choices.end())
+      fail("{} must be one of {} (got \"{}\")", f.name, json(f.choices).dump(), value);
+  }
 }
 
 std::string field_holding(const std::string& name) {
@@ -186,8 +231,14 @@ JobConfig job_from_json(const json& value, const std::string& where) {
       fail("{}: field \"{}\" should be like {} (got {})", where, key, known[key].dump(), given.dump());
   }
   JobConfig job;
-  for (const JobField& f : job_fields())
-    if (value.contains(f.name)) f.set(value.at(f.name), job);
+  for (const JobField& f : job_fields()) {
+    if (!value.contains(f.name)) continue;
+    try {
+      f.set(value.at(f.name), job);
+    } catch (const Error& e) {
+      fail("{}: field \"{}\": {}", where, f.name, e.what());
+    }
+  }
   for (const OldField& old : kOldFields)
     if (value.contains(old.name)) old.read_into(value.at(old.name), job);
   return job;

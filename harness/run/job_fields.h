@@ -1,6 +1,8 @@
 // A job's fields (JobConfig, run/job.h) in one table: each field's name in the job's JSON, whether the JSON
-// always holds it, where it lives in JobConfig and what it means. The JSON form (to_json), its reader
-// (job_from_json) and the command line's help all derive from the table, so a field is named and explained once.
+// always holds it, where it lives in JobConfig, what it means and the values it takes. The JSON form (to_json),
+// its reader and schema check (job_from_json), the checks of a resolved job (check_choices), the command
+// line's options (cli/options.h: name, type, help, choices) and Python's kvbench.job_fields() all derive from
+// the table, so a field is named and explained once.
 #pragma once
 #include <functional>
 #include <string>
@@ -20,9 +22,15 @@ struct JobField {
   std::string help;  // what the field means: the help of its command-line option
   std::function<json(const JobConfig&)> get;
   std::function<void(const json&, JobConfig&)> set;
+  std::vector<std::string> choices = {};  // the values a string field takes (empty: any)
+  // From the command line's text, where it is not the JSON value's (J takes "64" or "ratio:0.5"); empty:
+  // the option has the JSON value's type. A field without an option (ratio: through J's) says so.
+  std::function<void(const std::string&, JobConfig&)> set_text = {};
+  bool has_option = true;
 
   json default_value() const { return get(JobConfig{}); }
   bool written_for(const JobConfig& job) const;
+  std::string option_name() const;  // "--min-gap" for min_gap
 };
 
 // Every field of a job, in JobConfig's order.
@@ -30,6 +38,9 @@ const std::vector<JobField>& job_fields();
 
 // The field called `name` in the JSON; any other name is a programming error (kvbench::Error).
 const JobField& job_field(const std::string& name);
+
+// Throws kvbench::Error naming the first field of `job` whose value is not among its choices.
+void check_choices(const JobConfig& job);
 
 // The field that holds `name`'s value in today's jobs: `name` itself, or for a field of old job files the
 // field it is read into ("pyramid_ratio" → "allocator"). A sweep's grid may still name the old one.

@@ -21,10 +21,7 @@ void check_range(const char* field, int64_t value, int64_t low, int64_t high) {
 }
 
 void check_bounds(const JobConfig& job) {
-  check_range("J", job.budget.J, 0, kMaxTokens);
-  if (job.budget.ratio != 0 && !(job.budget.ratio > 0 && job.budget.ratio < 1))
-    fail("ratio must be a compression ratio in (0, 1) (got {})", job.budget.ratio);
-  if (job.budget.ratio > 0 && job.budget.J > 0) fail("give J or a ratio, not both (J {}, ratio {})", job.budget.J, job.budget.ratio);
+  check_range("J", job.budget.J.token_count(), 0, kMaxTokens);
   check_range("h", job.budget.h, 0, kMaxTokens);
   check_range("recent", job.budget.recent, -1, kMaxTokens);
   check_range("min_gap", job.budget.min_gap, 0, kMaxTokens);
@@ -70,9 +67,7 @@ ResolvedJob resolve_job(JobConfig job, const std::filesystem::path& data_root) {
   job = with_normal_specs(std::move(job));
   // A sweep's base may name a scorer for a grid of policies: only kvpop reads it, so the others drop it.
   if (!make_policy(job.policy)->knob_settings().contains("scorer")) job.scorer.clear();
-  if (!job.shadow.empty() && job.shadow != "full") fail("shadow must be \"\" or \"full\" (got \"{}\")", job.shadow);
-  if (job.prompt_mode != "raw" && job.prompt_mode != "chat")
-    fail("prompt mode must be raw or chat (got \"{}\")", job.prompt_mode);
+  check_choices(job);
   if (job.data.empty()) job.data = (data_root / task->default_dataset()).string();
   const tasks::DecodingDefaults defaults = task->defaults(job.data);
   if (job.max_new <= 0) job.max_new = defaults.max_new_tokens;
@@ -80,7 +75,7 @@ ResolvedJob resolve_job(JobConfig job, const std::filesystem::path& data_root) {
   if (job.top_p < 0) job.top_p = defaults.top_p;
   if (job.rollouts <= 0) job.rollouts = defaults.rollouts;
   // h = J/4 by default, written out so the results file and its name say what ran.
-  if (job.budget.h == 0 && job.budget.J > 0) job.budget.h = default_h(job.budget.J);
+  if (job.budget.h == 0 && job.budget.J.token_count() > 0) job.budget.h = default_h(job.budget.J.token_count());
   if (job.limit < 0) fail("limit must not be negative (got {})", job.limit);
   check_bounds(job);
   return ResolvedJob(std::move(job), profile, std::move(task));
@@ -89,7 +84,7 @@ ResolvedJob resolve_job(JobConfig job, const std::filesystem::path& data_root) {
 std::string job_label(const ResolvedJob& j, const std::vector<std::string>& extra_fields) {
   const std::string task = j.benchmark().label(j.data);
   std::string label = fmt::format("{}__{}__{}__{}__h{}__s{}__r{}", model_label(j.model), task, j.policy,
-                                  budget_label(j.budget), j.budget.h, j.seed, j.rollouts);
+                                  j.budget.J.label(), j.budget.h, j.seed, j.rollouts);
   const json fields = to_json(j);
   std::vector<std::string> named;
   for (const std::string& field : extra_fields) {  // an old field (a sweep's pyramid_ratio axis): its holder's value

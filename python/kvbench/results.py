@@ -77,11 +77,12 @@ def refreshes(paths):
     return _frame(paths, "refreshes")
 
 
-def tables(paths, *names, J=0, h="", policies=()):
+def tables(paths, *names, J="", h="", policies=()):
     """``kvbench report --table NAME`` as DataFrames (titles in ``frame.attrs["title"]``); names default to
-    ``overview``. Known: ``_kvbench.report_table_names()``."""
+    ``overview``. Known: ``_kvbench.report_table_names()``. ``J``: only files with this budget, a token count
+    (64) or a compression ratio ("ratio:0.5"), as ``kvbench report --J``."""
     frames = []
-    for title, header, rows in _kvbench.report_tables(_files(paths), list(names) or ["overview"], J, h, list(policies)):
+    for title, header, rows in _kvbench.report_tables(_files(paths), list(names) or ["overview"], str(J or ""), h, list(policies)):
         frame = pd.DataFrame(rows, columns=header)
         frame.attrs["title"] = title
         frames.append(frame)

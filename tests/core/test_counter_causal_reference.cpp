@@ -98,7 +98,7 @@ std::vector<Outcome> kvbench_outcomes(const Model& model, const std::vector<Case
   JobConfig job;
   job.policy = kPolicyOf.at(first.hook);
   job.profile = "reference";
-  job.budget.J = first.J;
+  job.budget.J = BudgetJ::tokens(first.J);
   job.budget.h = first.h;
   // evaluate.py gives sliding and importance no recent window.
   job.budget.recent = first.hook == "sliding" || first.hook == "importance" ? 0 : first.recent;
@@ -456,7 +456,7 @@ TEST_CASE("The reference profile runs the paper's tasks as tasks.py does: prompt
     job.task = kTaskOf.at(t.task);
     job.data = data.at(t.task).string();
     job.policy = kPolicyOf.at(t.hook);
-    job.budget.J = t.J;
+    job.budget.J = BudgetJ::tokens(t.J);
     job.budget.h = t.h;
     job.budget.frozen = t.auto_frozen ? "auto" : "0";
     job.budget.mode = t.mode;

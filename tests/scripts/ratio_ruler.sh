@@ -48,6 +48,17 @@ for policy in knorm tova; do
       fail "no file for $policy ratio $ratio: $(ls "$work/sweep")"
   done
 done
+# The report selects a ratio budget as it does a token count: the files whose config holds that ratio.
+"$KVBENCH" report "$work"/sweep/*.h5 "$work/absolute.h5" --J ratio:0.25 --format csv > "$work/overview.csv" ||
+  fail "report --J ratio:0.25"
+"$py" - "$work/overview.csv" "$work"/sweep/*.h5 "$work/absolute.h5" <<'PY' || fail "report --J ratio:0.25 selects other files"
+import csv, io, json, sys, h5py
+rows = list(csv.DictReader(io.StringIO(open(sys.argv[1]).read().split("\n\n")[0].split("\n", 1)[1])))
+wanted = sorted(json.loads(h5py.File(p)["/"].attrs["config"])["policy"] for p in sys.argv[2:]
+                if json.loads(h5py.File(p)["/"].attrs["config"]).get("ratio") == 0.25)
+assert sorted(r["policy"] for r in rows) == wanted == ["knorm", "tova"], (rows, wanted)
+assert all(r["J"] == "ratio:0.25" for r in rows), rows
+PY
 
 "$KVBENCH" run --model "$model" --task ruler:niah_single_1,length=512,samples=2 --policy streaming --J 128 \
   --out "$work/ruler.h5" --quiet > /dev/null 2>&1 || fail "run --task ruler:niah_single_1"
