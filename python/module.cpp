@@ -34,11 +34,15 @@ json outcome_json(const std::filesystem::path& out, const RunOutcome& outcome) {
           {"held", outcome.held}};
 }
 
-// The job's fields as run/job_fields.h tables them: name, meaning, default.
+// The job's fields as run/job_fields.h tables them: name, meaning, default, choices, command-line option.
 std::string job_fields_json() {
   json fields = json::array();
   for (const JobField& f : job_fields())
-    fields.push_back({{"name", f.name}, {"help", f.help}, {"default", f.default_value()}});
+    fields.push_back({{"name", f.name},
+                      {"help", f.help},
+                      {"default", f.default_value()},
+                      {"choices", f.choices},
+                      {"option", f.has_option ? f.option_name() : ""}});
   return fields.dump();
 }
 

@@ -70,9 +70,12 @@ def sweep(config, *, out_dir="", batch=0, force=False, progress=True, limit=0, s
 
 
 def job_fields():
-    """Every field of a job, ``{name: {"help": ..., "default": ...}}``: the keys of the dicts :func:`run` takes
-    and results files record (the table the JSON reader, ``--help`` and this share)."""
-    return {f["name"]: {"help": f["help"], "default": f["default"]} for f in _json.loads(_kvbench.job_fields())}
+    """Every field of a job, ``{name: {"help", "default", "choices", "option"}}``: the keys of the dicts
+    :func:`run` takes and results files record (the table the JSON reader, the command line's options and this
+    share). ``choices``: the values a string field takes (empty: any); ``option``: its ``kvbench run`` option
+    ("" for ``ratio``, which ``--J ratio:R`` sets)."""
+    return {f["name"]: {k: f[k] for k in ("help", "default", "choices", "option")}
+            for f in _json.loads(_kvbench.job_fields())}
 
 
 def policy_names():

@@ -82,7 +82,7 @@ def test_failing_policy_loses_no_finished_sample(tmp_path, example_policies):
     same_results(out, fresh["out"])
 
 
-def test_results_frame_matches_hdf5(tmp_path):
+def test_results_frame_matches_hdf5(tmp_path, kvbench_binary):
     done = kvbench.run(job("h2o", rollouts=2, temperature=0.7, seed=2), out=tmp_path / "h2o.h5", progress=False)
     frame = kvbench.results.load(done["out"])
     rows, traces = h5_rows(done["out"])
@@ -117,6 +117,10 @@ def test_results_frame_matches_hdf5(tmp_path):
     # and summary read back as h5py reads the file's attributes.
     fields = kvbench.job_fields()
     assert set(config) <= set(fields) and fields["J"]["default"] == 0 and fields["J"]["help"]
+    assert fields["mode"]["choices"] == ["chunked", "prefill_end"] and fields["min_gap"]["option"] == "--min-gap"
+    help_text = subprocess.run([kvbench_binary, "run", "--help"], capture_output=True, text=True, check=True).stdout
+    for name, field in fields.items():  # every option the table names is one `kvbench run` takes
+        assert field["option"] == "" or f"{field['option']} " in help_text, name
     info = kvbench.results.read(done["out"])["info"]
     with h5py.File(done["out"], "r") as f:
         for key in ("kvbench_version", "git_commit", "device", "dtype", "host", "start_time", "end_time"):
