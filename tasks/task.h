@@ -24,10 +24,17 @@ struct Sample {
   json inputs = json::object();
 };
 
+// A prompt as kvpress's pipeline reads it (kvpress/pipeline.py): a context, compressed, then a question and
+// the answer's prefix. context + question + answer_prefix is the task's raw prompt.
+struct PromptParts {
+  std::string context, question, answer_prefix;
+};
+
 struct Prompt {
   std::string raw;           // the reference implementation's raw prompt (no chat template)
   Conversation messages;     // chat mode: system + user messages for the model's chat template
   std::string system_text;   // its token length is the `auto` frozen prefix
+  std::optional<PromptParts> parts;  // tasks with a context and a question (--pipeline kvpress)
 };
 
 struct Grade {

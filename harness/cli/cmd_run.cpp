@@ -70,6 +70,8 @@ void add_run_command(CLI::App& app) {
   job.add(cmd, "data", false);
   cmd->add_option("--data-root", o->data_root, "Datasets root (default: $KVBENCH_DATA, else ~/.cache/kvbench/datasets, else ../shared/datasets)");
   job.add(cmd, "prompt_mode");
+  job.add(cmd, "pipeline");
+  job.add(cmd, "compress_questions");
   job.add_policy(cmd);
   job.add_decoding(cmd, "the task's");
   job.add(cmd, "limit");

@@ -63,6 +63,7 @@ CLI::Option* field_option(CLI::App* command, const JobField& f, JobConfig& job, 
   const json like = f.default_value();
   CLI::Option* option = nullptr;
   if (f.set_text || like.is_string()) option = value_option<std::string>(command, f, job, help);
+  else if (like.is_boolean()) option = value_option<bool>(command, f, job, help);
   else if (like.is_number_unsigned()) option = value_option<uint64_t>(command, f, job, help);
   else if (like.is_number_integer()) option = value_option<int64_t>(command, f, job, help);
   else if (like.is_number_float()) option = value_option<double>(command, f, job, help);

@@ -90,6 +90,8 @@ void validate(const GenerationSettings& s, int64_t prompt_length, const Policy& 
   if (s.max_new_tokens <= 0) fail("max new tokens must be positive (got {})", s.max_new_tokens);
   if (s.rollouts <= 0) fail("rollouts must be positive (got {})", s.rollouts);
   if (b.h <= 0) fail("h (refresh interval / chunk size) must be positive (got {})", b.h);
+  if (s.question_tokens < 0 || s.question_tokens >= prompt_length)
+    fail("the question ({} tokens) must leave a context in the prompt ({} tokens)", s.question_tokens, prompt_length);
   if (!policy.evicts()) return;
   validate(s.phrase);
   if (b.J <= 0) fail("J (cache budget) must be positive (got {})", b.J);
@@ -189,15 +191,16 @@ bool SampleGeneration::done() const { return rollouts_ && !rollouts_->any_active
 
 int64_t SampleGeneration::next_rows() const {
   if (!prefilling()) return settings_.rollouts;
-  const int64_t P = static_cast<int64_t>(result_.prompt.size());
-  const int64_t chunk = settings_.budget.mode == CacheBudget::Mode::Chunked ? settings_.budget.h : P;
-  return std::min(chunk, P - prompt_fed_);
+  const int64_t P = static_cast<int64_t>(result_.prompt.size()), context = P - settings_.question_tokens;
+  if (prompt_fed_ >= context) return P - prompt_fed_;  // the question, in one pass
+  const int64_t chunk = settings_.budget.mode == CacheBudget::Mode::Chunked ? settings_.budget.h : context;
+  return std::min(chunk, context - prompt_fed_);
 }
 
 StepInput SampleGeneration::next_step() {
   const at::Device device = model_.options().device();
   const int64_t P = static_cast<int64_t>(result_.prompt.size());
-  if (prefilling()) {  // the prompt's next chunk of h (prefill_end: all of it) at its own positions
+  if (prefilling()) {  // the context's next chunk of h (prefill_end: all of it), then the question, at their positions
     if (prompt_fed_ == 0) prefill_start_ = Clock::now();
     const int64_t length = next_rows();
     StepInput input{at::tensor(std::vector<int64_t>(result_.prompt.begin() + prompt_fed_,
@@ -219,7 +222,9 @@ StepInput SampleGeneration::next_step() {
 }
 
 bool SampleGeneration::prefill_refresh_point() const {
-  const bool lone_chunk = chunks_fed_ == 1 && prompt_fed_ == static_cast<int64_t>(result_.prompt.size());
+  const int64_t P = static_cast<int64_t>(result_.prompt.size());
+  if (prompt_fed_ > P - settings_.question_tokens) return false;  // the question is fed after the compression
+  const bool lone_chunk = chunks_fed_ == 1 && prompt_fed_ == P;
   return !(lone_chunk && settings_.budget.mode == CacheBudget::Mode::Chunked &&
            settings_.reference.lone_chunk_unrefreshed);
 }

@@ -45,6 +45,9 @@ struct GenerationSettings {
   SamplingParams sampling;
   int64_t max_new_tokens = 256;
   int64_t rollouts = 1;              // sequences decoded together from one prefilled prompt
+  // The prompt's last tokens that no prefill refresh sees (kvpress's pipeline: the question and answer prefix,
+  // fed in one pass after the context's compression); 0: every prompt token is a candidate.
+  int64_t question_tokens = 0;
   std::vector<int64_t> eos_ids;
   bool shadow_full = false;          // --shadow full: compare every step with a full-cache twin (engine/shadow.h)
 };

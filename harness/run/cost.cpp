@@ -35,7 +35,7 @@ std::string prompts_key(const JobConfig& job) {
 std::vector<int64_t> prompt_lengths(const ResolvedJob& job, const Tokenizer& tokenizer) {
   std::vector<int64_t> lengths;
   for (const auto& sample : job_samples(job, tokenizer))
-    lengths.push_back(encode_prompt(job.benchmark().prompt(sample), tokenizer, job.chat()).ids.size());
+    lengths.push_back(encode_prompt(job.benchmark().prompt(sample), tokenizer, job).ids.size());
   return lengths;
 }
 

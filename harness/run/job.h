@@ -75,6 +75,8 @@ struct JobConfig {
   std::string task;
   std::string data;                // dataset path or task spec (resolved: never empty in a job)
   std::string prompt_mode = "raw"; // raw or chat
+  std::string pipeline = "kvbench";  // or "kvpress": the context compressed, then the question (run/job_fields.cpp)
+  bool compress_questions = false;   // kvpress: the question joins the compressed context
   std::string policy = "full";
   BudgetSpec budget;
   PhraseRules phrase;              // smooth / keep_span: how scores are ranked (engine/score_transforms.h)

@@ -100,6 +100,21 @@ const std::vector<JobField>& job_fields() {
             "Dataset path (or rare-fact spec); default: the task's dataset under --data-root", &J::data),
       choosing(field("prompt_mode", Written::always, "raw (the reference: no chat template) or chat", &J::prompt_mode),
                {"raw", "chat"}),
+      // Only when not kvbench's: every job from before the field keeps its identity.
+      choosing(field("pipeline", Written::unless_default,
+                     "kvbench: the prompt is one sequence, every token a candidate for eviction; kvpress: "
+                     "kvpress's pipeline (kvpress/pipeline.py) - the task's context is prefilled and compressed "
+                     "(with a ratio budget, J from the context's length alone), then its question and answer "
+                     "prefix are prefilled after the compression, never evicted by it; chat mode puts the context "
+                     "in the user turn and the question after it, the answer prefix after the assistant header, "
+                     "thinking off. With --mode prefill_end (one compression, none while decoding) it is kvpress's "
+                     "own protocol. Tasks with a context and a question: ruler, niah",
+                     &J::pipeline),
+               {"kvbench", "kvpress"}),
+      field("compress_questions", Written::unless_default,
+            "With --pipeline kvpress: the question joins the compressed context, and only the turn's end and the "
+            "answer prefix follow it (kvpress's compress_questions)",
+            &J::compress_questions),
       field("policy", Written::always, "Eviction policy (see `kvbench generate --help` for the list)", &J::policy),
       // J's two forms: the token count here (0 for a ratio budget), the ratio in the next field.
       {"J", Written::always, "Cache budget J: entries kept by a refresh (besides the frozen prefix)",

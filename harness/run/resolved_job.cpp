@@ -68,6 +68,7 @@ ResolvedJob resolve_job(JobConfig job, const std::filesystem::path& data_root) {
   // A sweep's base may name a scorer for a grid of policies: only kvpop reads it, so the others drop it.
   if (!make_policy(job.policy)->knob_settings().contains("scorer")) job.scorer.clear();
   check_choices(job);
+  if (job.compress_questions && job.pipeline != "kvpress") fail("compress_questions is a setting of --pipeline kvpress");
   if (job.data.empty()) job.data = (data_root / task->default_dataset()).string();
   const tasks::DecodingDefaults defaults = task->defaults(job.data);
   if (job.max_new <= 0) job.max_new = defaults.max_new_tokens;

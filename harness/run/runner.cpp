@@ -4,6 +4,7 @@
 #include <torch/version.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -29,7 +30,51 @@
 
 namespace kvbench {
 
-EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokenizer, bool chat) {
+namespace {
+
+// Characters, as Python's len counts them: UTF-8 bytes that start one.
+int64_t code_points(const std::string& text) {
+  return std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
+}
+
+// kvpress/pipeline.py's preprocess: with a chat template, the context is the user turn (thinking off), rendered
+// with a separator after it and split there, so that the question follows the context inside the turn and
+// the turn's end and the assistant header follow the question; without one, BOS + context, and "\n" after the
+// question. Then the answer prefix. Context and question are tokenized apart, without special tokens.
+EncodedPrompt kvpress_prompt(const tasks::PromptParts& parts, const Tokenizer& tokenizer, const JobConfig& job) {
+  std::string context = parts.context, question = parts.question, suffix = "\n";
+  if (job.compress_questions) {  // kvpress's compress_questions: the question is context too
+    context += question;
+    question.clear();
+  }
+  std::vector<int64_t> ids;
+  if (job.prompt_mode == "chat") {
+    if (!tokenizer.has_chat_template()) fail("--prompt-mode chat: the model's tokenizer has no chat template");
+    const std::string separator(code_points(context) + 10, '#');
+    const std::string rendered =
+        tokenizer.apply_chat_template({{"user", context + separator}}, true, /*enable_thinking=*/false);
+    const std::size_t at = rendered.find(separator);
+    context = rendered.substr(0, at);
+    suffix = rendered.substr(at + separator.size());
+  } else if (const std::optional<int64_t> bos = tokenizer.bos_id()) {
+    ids.push_back(*bos);
+  }
+  const std::vector<int64_t> context_ids = tokenizer.encode(context, false);
+  const std::vector<int64_t> question_ids = tokenizer.encode(question + suffix + parts.answer_prefix, false);
+  ids.insert(ids.end(), context_ids.begin(), context_ids.end());
+  ids.insert(ids.end(), question_ids.begin(), question_ids.end());
+  return {ids, 0, static_cast<int64_t>(question_ids.size())};
+}
+
+}  // namespace
+
+EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokenizer, const JobConfig& job) {
+  if (job.pipeline == "kvpress") {
+    if (!prompt.parts)
+      fail("task {} gives no context and question apart, which --pipeline kvpress needs (ruler and niah do)", job.task);
+    return kvpress_prompt(*prompt.parts, tokenizer, job);
+  }
+  const bool chat = job.prompt_mode == "chat";
   if (!chat) {
     const int64_t system = prompt.system_text.empty() ? 0 : tokenizer.encode(prompt.system_text, true).size();
     return {tokenizer.encode(prompt.raw, true), system};
@@ -137,11 +182,12 @@ std::unique_ptr<SampleInFlight> start_sample(const ResolvedJob& job, const tasks
                                              const Tokenizer& tokenizer, std::shared_ptr<Policy> carried) {
   const tasks::Task& task = job.benchmark();
   auto in_flight = std::make_unique<SampleInFlight>(
-      SampleInFlight{sample, encode_prompt(task.prompt(sample), tokenizer, job.chat()),
+      SampleInFlight{sample, encode_prompt(task.prompt(sample), tokenizer, job),
                      carried ? std::move(carried) : std::shared_ptr<Policy>(job.make_policy()), nullptr});
   const EncodedPrompt& prompt = in_flight->prompt;
-  const GenerationSettings settings =
-      generation_settings(job, *in_flight->policy, prompt.system_tokens, &tokenizer, prompt.ids.size());
+  GenerationSettings settings =
+      generation_settings(job, *in_flight->policy, prompt.system_tokens, &tokenizer, prompt.context_tokens());
+  settings.question_tokens = prompt.question_tokens;
   in_flight->budget_J = settings.budget.J;
   check_cache_fits(job, *in_flight->policy, settings.budget, model, static_cast<int64_t>(prompt.ids.size()), sample.id);
   StopCheck stop = [&task, &tokenizer](int64_t, const std::vector<int64_t>& generated) {
@@ -354,7 +400,7 @@ RunOutcome run_job(const ResolvedJob& job, const std::filesystem::path& out, con
                   job.device,      job.dtype,          host_name(),         journal.start_time(),
                   utc_timestamp(), batch,              at::get_num_threads()};
   // Every sample of a task shares its system prompt, so the first sample's budget is every sample's.
-  const int64_t system_tokens = encode_prompt(job.benchmark().prompt(samples.front()), tokenizer, job.chat()).system_tokens;
+  const int64_t system_tokens = encode_prompt(job.benchmark().prompt(samples.front()), tokenizer, job).system_tokens;
   results.info.settings_json = effective_settings(job, *job.make_policy(), system_tokens).dump();
   results.info.blas = blas_kernels();
   write_atomically(out, results);

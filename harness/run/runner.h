@@ -21,11 +21,15 @@ std::filesystem::path default_data_root();
 
 struct EncodedPrompt {
   std::vector<int64_t> ids;
-  int64_t system_tokens = 0;  // what `frozen = auto` freezes
+  int64_t system_tokens = 0;    // what `frozen = auto` freezes
+  int64_t question_tokens = 0;  // kvpress's pipeline: the last ids, fed after the context's compression
+  int64_t context_tokens() const { return static_cast<int64_t>(ids.size()) - question_tokens; }
 };
 
-// The prompt's token ids: raw (the reference) or through the tokenizer's chat template.
-EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokenizer, bool chat);
+// The prompt's token ids: raw (the reference) or through the tokenizer's chat template (`job.chat()`); with
+// kvpress's pipeline (job.pipeline), its context and its question as kvpress/pipeline.py makes and tokenizes
+// them, apart.
+EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokenizer, const JobConfig& job);
 
 // The samples a job runs: its task's samples of job.data (generated in `tokenizer`'s tokens where the task is
 // sized in them), its `samples` ids (all when empty), then the first `limit`.

@@ -95,6 +95,12 @@ std::vector<Sample> generate_samples(const Spec& spec, const TokenCounter& count
 // name no task take `directory` when it is one of RULER's (prepare.py writes <task>/validation.jsonl).
 std::vector<Sample> read_samples(const std::filesystem::path& path, const std::string& directory);
 
+// `prompt` (input + answer prefix) as kvpress's RULER set splits it (evaluation/benchmarks/ruler/
+// create_huggingface_dataset.py): the context ends where the task family's question last begins, the answer
+// prefix begins at the first of its answer pattern after that. nullopt for a task of no family it knows, or a
+// prompt without the patterns.
+std::optional<PromptParts> kvpress_parts(const std::string& prompt, const std::string& task);
+
 // RULER's scoring (scripts/eval): the prediction stripped, control characters made newlines, then each
 // reference searched case-insensitively; the fraction found (match_all) or whether any is (part).
 double string_match(const std::string& prediction, const std::vector<std::string>& references, bool match_all);

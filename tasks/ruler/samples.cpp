@@ -123,8 +123,11 @@ std::vector<Sample> read_samples(const std::filesystem::path& path, const std::s
     Text text;
     const std::string task = line.contains("task") ? string_field(line, "task", where)
                              : known_directory ? directory : "ruler";
+    std::optional<int64_t> question_at;
     if (line.contains("context")) {  // kvpress's set: the context, then the question
-      text.input = string_field(line, "context", where) + string_field(line, "question", where);
+      text.input = string_field(line, "context", where);
+      question_at = static_cast<int64_t>(text.input.size());
+      text.input += string_field(line, "question", where);
       text.outputs = strings(line.contains("answer") ? line.at("answer") : json(), where, "answer");
     } else {
       text.input = string_field(line, "input", where);
@@ -142,6 +145,7 @@ std::vector<Sample> read_samples(const std::filesystem::path& path, const std::s
     };
     const int64_t length = integer("length"), max_length = integer("max_length");
     samples.push_back(to_sample(id, task, std::move(text), length, max_length));
+    if (question_at) samples.back().inputs["question_at"] = *question_at;  // kvpress's split, as the row has it
   }
   if (samples.empty()) fail("{}: no samples", path.string());
   return samples;

@@ -4,6 +4,8 @@
 // datasets root, so a recipe can name kvpress's set). The prompt is RULER's base template: the input,
 // then the answer prefix the model continues; grading is RULER's string match.
 #include <algorithm>
+#include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -31,7 +33,39 @@ TaskConfig family(std::string name, std::string family, int tokens_to_generate, 
   return c;
 }
 
+// kvpress's QUESTION_PATTERNS and ANSWER_PATTERNS by family (the task's name up to its first "_"); niah's
+// question is "What (?:is|are all) the special magic".
+struct SplitPatterns {
+  std::vector<std::string> questions;
+  std::string answer;
+};
+
+const SplitPatterns* split_patterns(const std::string& task) {
+  static const std::map<std::string, SplitPatterns> patterns = {
+      {"niah", {{"What is the special magic", "What are all the special magic"}, "The special magic"}},
+      {"vt", {{"Question: Find all variables that are assigned the value"}, "Answer:"}},
+      {"cwe", {{"Question: What are the 10 most common words in the above list?"}, "Answer:"}},
+      {"fwe", {{"Question: Do not provide any explanation."}, "Answer:"}},
+      {"qa", {{"Answer the question based on the given documents."}, "Answer:"}},
+  };
+  const auto found = patterns.find(task.substr(0, task.find('_')));
+  return found == patterns.end() ? nullptr : &found->second;
+}
+
 }  // namespace
+
+std::optional<PromptParts> kvpress_parts(const std::string& prompt, const std::string& task) {
+  const SplitPatterns* patterns = split_patterns(task);
+  if (!patterns) return std::nullopt;
+  std::size_t question = std::string::npos;
+  for (const std::string& pattern : patterns->questions)
+    if (const std::size_t at = prompt.rfind(pattern); at != std::string::npos)
+      question = question == std::string::npos ? at : std::max(question, at);
+  if (question == std::string::npos) return std::nullopt;
+  const std::size_t answer = prompt.find(patterns->answer, question);
+  if (answer == std::string::npos) return std::nullopt;
+  return PromptParts{prompt.substr(0, question), prompt.substr(question, answer - question), prompt.substr(answer)};
+}
 
 // scripts/synthetic.yaml and scripts/data/synthetic/constants.py (tokens to generate), in that order.
 const std::vector<TaskConfig>& task_configs() {
@@ -139,6 +173,10 @@ class Ruler : public Task {
     const std::string input = input_string(sample, "input");
     prompt.raw = input + input_string(sample, "answer_prefix");
     prompt.messages = {{"user", input}};
+    if (const auto at = sample.inputs.find("question_at"); at != sample.inputs.end())
+      prompt.parts = PromptParts{input.substr(0, *at), input.substr(*at), input_string(sample, "answer_prefix")};
+    else
+      prompt.parts = kvpress_parts(prompt.raw, sample.record.value("task", ""));
     return prompt;
   }
 

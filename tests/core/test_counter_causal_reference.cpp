@@ -475,7 +475,7 @@ TEST_CASE("The reference profile runs the paper's tasks as tasks.py does: prompt
     int64_t same_prompt = 0, same_frozen = 0, same_tokens = 0, same_answer = 0, same_score = 0;
     for (size_t s = 0; s < samples.size(); ++s) {
       INFO("sample " << samples[s].id);
-      const EncodedPrompt prompt = encode_prompt(task->prompt(samples[s]), tokenizer, false);
+      const EncodedPrompt prompt = encode_prompt(task->prompt(samples[s]), tokenizer, JobConfig{});
       const ResultRow& row = results.rows[s];
       const json& r = reference[s];
       same_prompt += prompt.ids == r["prompt_ids"].get<std::vector<int64_t>>();

@@ -27,6 +27,7 @@ std::pair<json, std::string> other_value(const JobField& f) {
       if (choice != like.get<std::string>() && !choice.empty()) return {choice, choice};
   }
   if (like.is_string()) return {"x/y", "x/y"};
+  if (like.is_boolean()) return {true, "true"};
   if (like.is_number_unsigned()) return {7u, "7"};
   if (like.is_number_integer()) return {7, "7"};
   if (like.is_number_float()) return {0.25, "0.25"};

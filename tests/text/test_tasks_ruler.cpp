@@ -196,6 +196,50 @@ TEST_CASE("ruler: RULER-format files: prepare.py's, lm-evaluation-harness's and 
   CHECK_THAT(kvbench::testing::load_error(*task, "ruler_bad2.jsonl", "[1]\n"), Catch::Contains("object"));
 }
 
+TEST_CASE("ruler: the context, question and answer prefix kvpress's pipeline reads", "[ruler]") {
+  using Parts = kvbench::tasks::PromptParts;
+  const auto parts_equal = [](const std::optional<Parts>& got, const Parts& want) {
+    REQUIRE(got);
+    CHECK(got->context == want.context);
+    CHECK(got->question == want.question);
+    CHECK(got->answer_prefix == want.answer_prefix);
+  };
+  // kvpress's RULER set (create_huggingface_dataset.py), by hand: the context ends where the family's question
+  // last begins (a haystack may quote it), the answer prefix begins at the first answer pattern after it.
+  const std::string haystack = "Noise. What is the special magic number for x? is quoted here.\n";
+  parts_equal(ruler::kvpress_parts(haystack + "What is the special magic number for k mentioned in the provided "
+                                   "text? The special magic number for k mentioned in the provided text is",
+                                   "niah_single_1"),
+              {haystack, "What is the special magic number for k mentioned in the provided text? ",
+               "The special magic number for k mentioned in the provided text is"});
+  parts_equal(ruler::kvpress_parts("Docs.\nWhat are all the special magic numbers for k? The special magic numbers "
+                                   "for k are", "niah_multivalue"),
+              {"Docs.\n", "What are all the special magic numbers for k? ", "The special magic numbers for k are"});
+  parts_equal(ruler::kvpress_parts("Text.\nQuestion: Find all variables that are assigned the value 7 in the text "
+                                   "above. Answer: According to", "vt"),
+              {"Text.\n", "Question: Find all variables that are assigned the value 7 in the text above. ",
+               "Answer: According to"});
+  parts_equal(ruler::kvpress_parts("D1. Answer the question based on the given documents. Only give me the answer."
+                                   "\n\nQuestion: Who? Answer:", "qa_2"),
+              {"D1. ", "Answer the question based on the given documents. Only give me the answer.\n\nQuestion: Who? ",
+               "Answer:"});
+  CHECK_FALSE(ruler::kvpress_parts("What is the special magic number? The special magic", "ruler"));  // no family
+  CHECK_FALSE(ruler::kvpress_parts("no question here", "niah_single_1"));
+  // Rows of kvpress's set keep their own split; generated samples are split as kvpress split RULER's.
+  const auto task = make_task("ruler");
+  const auto kvpress = write_temp("ruler_kvpress_parts.jsonl",
+                                  R"({"context": "C. What is the special magic", "question": " Q?", "answer_prefix": " A:", "answer": ["x"], "task": "niah_single_1"})");
+  parts_equal(task->prompt(task->load(kvpress)[0]).parts, {"C. What is the special magic", " Q?", " A:"});
+  const auto count = [](std::string_view text) { return static_cast<int64_t>(text.size() / 4); };
+  for (const Sample& sample : task->load("ruler:niah_single_1,length=600,samples=2", count)) {
+    const auto prompt = task->prompt(sample);
+    REQUIRE(prompt.parts);
+    CHECK(prompt.parts->context + prompt.parts->question + prompt.parts->answer_prefix == prompt.raw);
+    CHECK(prompt.parts->question.rfind("What is the special magic", 0) == 0);
+    CHECK(prompt.parts->answer_prefix.rfind("The special magic", 0) == 0);
+  }
+}
+
 TEST_CASE("niah: a depth x length grid, the needle at its depth, references correct", "[ruler]") {
   KVBENCH_REQUIRE_SHARED("tokenizers/llama3");
   const auto tokenizer = kvbench::Tokenizer::load(kvbench::testing::shared_dir() / "tokenizers" / "llama3");
