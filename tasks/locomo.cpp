@@ -147,9 +147,9 @@ class Locomo : public Task {
   }
 
   Prompt prompt(const Sample& sample) const override {
-    std::string body = input_string(sample, "conversation") + "\n\nQuestion: " + input_string(sample, "question");
-    if (locomo_category(sample) == kLocomoAdversarialCategory) body += std::string("\n") + kAdversarialNote;
-    return instruction_prompt(kInstruction, body, "Answer:");
+    std::string question = "\n\nQuestion: " + input_string(sample, "question");
+    if (locomo_category(sample) == kLocomoAdversarialCategory) question += std::string("\n") + kAdversarialNote;
+    return instruction_prompt(kInstruction, input_string(sample, "conversation"), question, "Answer:");
   }
 
   Grade grade(const Sample& sample, std::string_view output) const override {

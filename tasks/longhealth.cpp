@@ -88,9 +88,9 @@ class LongHealth : public Task {
   Prompt prompt(const Sample& sample) const override {
     std::string records;
     for (const auto& text : sample.inputs.at("texts")) records += (records.empty() ? "" : "\n\n") + text.get<std::string>();
-    const std::string body = "Patient Records:\n" + records + "\n\nQuestion: " + input_string(sample, "question") +
-                             "\n\n" + lettered_options(sample);
-    Prompt prompt = instruction_prompt(kInstruction, body, "Answer:");
+    Prompt prompt = instruction_prompt(
+        kInstruction, "Patient Records:\n" + records,
+        "\n\nQuestion: " + input_string(sample, "question") + "\n\n" + lettered_options(sample), "Answer:");
     if (protocol_ == Protocol::Reference) prompt.system_text = std::string(kInstruction) + "\n\n";  // LONGHEALTH_SYSTEM
     return prompt;
   }

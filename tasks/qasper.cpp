@@ -162,9 +162,10 @@ class Qasper : public Task {
   Prompt prompt(const Sample& sample) const override {
     const std::string article = "Article: " + input_string(sample, "document");
     const std::string question = "Question: " + input_string(sample, "question");
-    const std::string body = longbench_ ? article + "\n\n" + kLongBenchReminder + "\n\n" + question
-                                        : article + "\n\n" + question;
-    return instruction_prompt(kInstruction, body, "Answer:");
+    return instruction_prompt(kInstruction, article,
+                              longbench_ ? "\n\n" + std::string(kLongBenchReminder) + "\n\n" + question
+                                         : "\n\n" + question,
+                              "Answer:");
   }
 
   Grade grade(const Sample& sample, std::string_view output) const override {

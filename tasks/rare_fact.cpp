@@ -159,7 +159,7 @@ class RareFact : public Task {
     const std::string instruction = lockers.size() == 1
                                         ? "Read the following text and answer the question at the end."
                                         : "Read the following text and answer the questions at the end.";
-    return instruction_prompt(instruction, input_string(sample, "text") + "\n\n" + questions, "Answer:");
+    return instruction_prompt(instruction, input_string(sample, "text"), "\n\n" + questions, "Answer:");
   }
 
   Grade grade(const Sample& sample, std::string_view output) const override {

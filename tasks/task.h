@@ -25,7 +25,7 @@ struct Sample {
 };
 
 // A prompt as kvpress's pipeline reads it (kvpress/pipeline.py): a context, compressed, then a question and
-// the answer's prefix. context + question + answer_prefix is the task's raw prompt.
+// the answer's prefix (RULER's: context + question + answer_prefix is its raw prompt).
 struct PromptParts {
   std::string context, question, answer_prefix;
 };

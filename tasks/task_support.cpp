@@ -15,6 +15,13 @@ Prompt instruction_prompt(const std::string& instruction, const std::string& bod
   return prompt;
 }
 
+Prompt instruction_prompt(const std::string& instruction, const std::string& context, const std::string& question,
+                          const std::string& cue) {
+  Prompt prompt = instruction_prompt(instruction, context + question, cue);
+  prompt.parts = PromptParts{instruction + "\n\n" + context, question, cue};
+  return prompt;
+}
+
 std::string lettered_options(const Sample& sample) {
   auto it = sample.inputs.find("options");
   if (it == sample.inputs.end() || !it->is_array()) fail("sample {} (inputs): missing list \"options\"", sample.id);

@@ -15,6 +15,11 @@ namespace kvbench::tasks {
 // Chat mode: system = instruction, user = body. system_text = instruction, so in raw mode the `auto`
 // frozen prefix is exactly the instruction's tokens.
 Prompt instruction_prompt(const std::string& instruction, const std::string& body, const std::string& cue = "");
+// The same for a body of a context (documents, records, a conversation) and a question after it, which
+// kvpress's pipeline reads apart (--pipeline kvpress): its context is the instruction and the context, its
+// answer prefix the cue.
+Prompt instruction_prompt(const std::string& instruction, const std::string& context, const std::string& question,
+                          const std::string& cue);
 
 // sample.inputs["options"] as "A) first\nB) second\n..." (letters from A, one line per option).
 std::string lettered_options(const Sample& sample);

@@ -108,7 +108,8 @@ const std::vector<JobField>& job_fields() {
                      "prefix are prefilled after the compression, never evicted by it; chat mode puts the context "
                      "in the user turn and the question after it, the answer prefix after the assistant header, "
                      "thinking off. With --mode prefill_end (one compression, none while decoding) it is kvpress's "
-                     "own protocol. Tasks with a context and a question: ruler, niah",
+                     "own protocol. Tasks with a context and a question: ruler, niah, longhealth, qasper, locomo, "
+                     "rare-fact",
                      &J::pipeline),
                {"kvbench", "kvpress"}),
       field("compress_questions", Written::unless_default,

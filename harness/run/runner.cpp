@@ -71,7 +71,7 @@ EncodedPrompt kvpress_prompt(const tasks::PromptParts& parts, const Tokenizer& t
 EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokenizer, const JobConfig& job) {
   if (job.pipeline == "kvpress") {
     if (!prompt.parts)
-      fail("task {} gives no context and question apart, which --pipeline kvpress needs (ruler and niah do)", job.task);
+      fail("task {} gives no context and question apart, which --pipeline kvpress needs (ruler, niah, longhealth, qasper, locomo and rare-fact do)", job.task);
     return kvpress_prompt(*prompt.parts, tokenizer, job);
   }
   const bool chat = job.prompt_mode == "chat";

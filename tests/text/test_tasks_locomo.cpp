@@ -94,6 +94,10 @@ TEST_CASE("locomo prompt: instruction, conversation, question, Answer:; category
   CHECK(prompt.raw == prompt.system_text + "\n\n" + temporal.inputs.at("conversation").get<std::string>() +
                           "\n\nQuestion: When did Caroline go to the LGBTQ support group?\n\nAnswer:");
   CHECK_THAT(prompt.raw, !Catch::Contains("no information available"));
+  REQUIRE(prompt.parts);  // kvpress's pipeline: the instruction and conversation, then the question
+  CHECK(prompt.parts->context == prompt.system_text + "\n\n" + temporal.inputs.at("conversation").get<std::string>());
+  CHECK(prompt.parts->question == "\n\nQuestion: When did Caroline go to the LGBTQ support group?");
+  CHECK(prompt.parts->answer_prefix == "Answer:");
   REQUIRE(prompt.messages.size() == 2);
   CHECK(prompt.messages[0].content == prompt.system_text);
   CHECK(ends_with(prompt.messages[1].content, "Question: When did Caroline go to the LGBTQ support group?"));

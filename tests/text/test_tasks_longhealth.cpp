@@ -52,6 +52,12 @@ TEST_CASE("LongHealth raw prompt is the reference string", "[tasks][longhealth]"
       "A) Betacillin\nB) Alphamab\nC) Gammazol\nD) Deltastatin\nE) Epsilonide\n\nAnswer:";
   const auto prompt = task->prompt(samples[0]);
   CHECK(prompt.raw == expected);
+  // kvpress's pipeline reads the instruction and records as the context, the question and options after.
+  REQUIRE(prompt.parts);
+  CHECK(prompt.parts->context == expected.substr(0, expected.find("\n\nQuestion:")));
+  CHECK(prompt.parts->question ==
+        expected.substr(expected.find("\n\nQuestion:"), expected.rfind("\n\nAnswer:") - expected.find("\n\nQuestion:")));
+  CHECK(prompt.parts->answer_prefix == "Answer:");
   CHECK(prompt.system_text == instruction);
   CHECK(prompt.messages[0].content == instruction);
   // Protocol::Reference: LONGHEALTH_SYSTEM as evaluate.py's --auto_frozen counts it, its "\n\n" included.

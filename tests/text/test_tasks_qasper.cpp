@@ -112,6 +112,10 @@ TEST_CASE("qasper prompt: instruction, article, question, Answer:", "[tasks][qas
                                      Catch::Contains("answer \"yes\", \"no\", or \"unanswerable\""));
   CHECK(prompt.raw == prompt.system_text + "\n\nArticle: " + sample.inputs.at("document").get<std::string>() +
                           "\n\nQuestion: How big is the ANTISCAM dataset?\n\nAnswer:");
+  REQUIRE(prompt.parts);  // kvpress's pipeline: the instruction and article, then the question
+  CHECK(prompt.parts->context == prompt.system_text + "\n\nArticle: " + sample.inputs.at("document").get<std::string>());
+  CHECK(prompt.parts->question == "\n\nQuestion: How big is the ANTISCAM dataset?");
+  CHECK(prompt.parts->answer_prefix == "Answer:");
   REQUIRE(prompt.messages.size() == 2);
   CHECK(prompt.messages[0].role == "system");
   CHECK(prompt.messages[0].content == prompt.system_text);
