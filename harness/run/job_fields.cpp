@@ -140,7 +140,10 @@ const std::vector<JobField>& job_fields() {
        {},
        /*has_option=*/false},
       field("h", Written::always, "Refresh interval and prefill chunk size (default J/4)", &J::budget, &B::h),
-      field("recent", Written::always, "Recent window always kept (default 0; h2o: J/2)", &J::budget, &B::recent),
+      field("recent", Written::always,
+            "Recent window always kept (-1: the policy's own: 0; h2o, h2o-true J/2; kvpop, future-oracle J/4; snapkv "
+            "its window)",
+            &J::budget, &B::recent),
       field("frozen", Written::always,
             "Frozen prefix that never leaves: a token count, or `auto` = the system prompt's token length, then "
             "subtracted from J",
