@@ -13,7 +13,14 @@ torch_prefix=$(.venv/bin/python -c 'import os, torch; print(os.path.dirname(torc
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKVBENCH_TORCH_PREFIX="$torch_prefix" \
   -DKVBENCH_TEXT_TESTS=OFF > /dev/null
 targets=()
-for target in "$@"; do targets+=(--target "$target"); done
+for target in "$@"; do
+  # CMake leaves the module out when .venv's Python has no development headers (its configure warning says so).
+  if ! ninja -C "$build" -t targets all | grep -q "^$target:"; then
+    echo "build_torch2: no target $target in $build (see the warnings of: cmake -S . -B $build)" >&2
+    exit 0
+  fi
+  targets+=(--target "$target")
+done
 cmake --build "$build" "${targets[@]}"
 # `import kvbench` in .venv: the package the build lays out in build-torch2/python (python/CMakeLists.txt).
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')

@@ -45,5 +45,7 @@ fi
 if [[ "${KVBENCH_SETUP_PYTHON_MODULE:-1}" != 0 ]]; then
   bash scripts/build_torch2.sh kvbench_python
   root=$PWD
-  (cd / && "$root/.venv/bin/python" -c 'import kvbench; print("setup: import kvbench from", kvbench.__file__)')
+  if [[ -d build-torch2/python/kvbench ]]; then
+    (cd / && "$root/.venv/bin/python" -c 'import kvbench; print("setup: import kvbench from", kvbench.__file__)')
+  fi
 fi
