@@ -33,15 +33,28 @@ with open(sys.argv[1], "w") as f:
 PY
 
 max_new=24
-check() {  # check POLICY PRESS RATIO COMPRESS_QUESTIONS
-  local policy=$1 press=$2 ratio=$3 questions=$4 name="$1-$3-q$4" budget=()
+# POLICY PRESS RATIO COMPRESS_QUESTIONS: kvbench's policy and kvpress's press on the same rows.
+cases=("full none 0 0" "snapkv SnapKVPress 0.5 0" "knorm KnormPress 0.5 0" "streaming StreamingLLMPress 0.5 0"
+       "snapkv SnapKVPress 0.75 0" "knorm KnormPress 0.75 0" "streaming StreamingLLMPress 0.75 0"
+       "snapkv SnapKVPress 0.5 1")
+peer_cases=()
+for case in "${cases[@]}"; do
+  read -r policy press ratio questions <<< "$case"
+  name="$policy-$ratio-q$questions" budget=()
   [[ "$policy" == full ]] || budget=(--J "ratio:$ratio")
   kvbench run --model "$gguf" --task ruler --data "$work/rows.jsonl" --prompt-mode chat --pipeline kvpress \
     --compress-questions "$([[ $questions == 1 ]] && echo true || echo false)" --policy "$policy" "${budget[@]}" \
     --mode prefill_end --max-new "$max_new" --out "$work/$name.h5" --quiet > /dev/null 2> "$work/$name.err" ||
     { cat "$work/$name.err"; fail "kvbench $name"; }
-  "$peer_python" "$KVBENCH_SOURCE/tests/peers/reference_pipeline.py" "$gguf" "$work/rows.jsonl" "$press" "$ratio" \
-    "$max_new" "$questions" "$work/$name.json" 2> "$work/$name.peer.err" || { cat "$work/$name.peer.err"; fail "kvpress $name"; }
+  peer_cases+=("{\"press\": \"$press\", \"ratio\": $ratio, \"max_new\": $max_new, \"compress_questions\": $questions, \"output\": \"$work/$name.json\"}")
+done
+(IFS=,; echo "[${peer_cases[*]}]") > "$work/cases.json"
+"$peer_python" "$KVBENCH_SOURCE/tests/peers/reference_pipeline.py" "$gguf" "$work/rows.jsonl" "$work/cases.json" \
+  2> "$work/peer.err" || { cat "$work/peer.err"; fail "kvpress's pipeline"; }
+
+for case in "${cases[@]}"; do
+  read -r policy press ratio questions <<< "$case"
+  name="$policy-$ratio-q$questions"
   /usr/bin/python3 - "$work/$name.h5" "$work/$name.json" "$ratio" "$policy" <<'PY' || fail "$name: kvbench differs from kvpress's pipeline"
 import json, sys, h5py
 path, peer, ratio, policy = sys.argv[1], json.load(open(sys.argv[2])), float(sys.argv[3]), sys.argv[4]
@@ -60,13 +73,5 @@ with h5py.File(path) as f:
         print(f"{policy} ratio {ratio}: row {row}, {n} context + {expected['question_tokens']} question tokens, "
               f"{len(ids)} tokens as kvpress: {expected['answer']!r}")
 PY
-}
-
-check full none 0 0
-for ratio in 0.5 0.75; do
-  check snapkv SnapKVPress "$ratio" 0
-  check knorm KnormPress "$ratio" 0
-  check streaming StreamingLLMPress "$ratio" 0
 done
-check snapkv SnapKVPress 0.5 1
 echo "kvpress_pipeline: all checks passed"
