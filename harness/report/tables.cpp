@@ -102,7 +102,9 @@ void require_single(const std::vector<JobResults>& jobs, const char* field, cons
          filter_hint);
 }
 
-std::vector<std::string> J_values(const std::vector<JobResults>& jobs) { return distinct(jobs, [](const JobResults& job) { return job.J.table_text(); }); }
+std::vector<std::string> J_values(const std::vector<JobResults>& jobs) {
+  return distinct(jobs, [](const JobResults& job) { return job.J.table_text(); });
+}
 std::vector<std::string> h_values(const std::vector<JobResults>& jobs) {
   return distinct(jobs, [](const JobResults& j) { return std::to_string(j.h); });
 }

@@ -34,22 +34,23 @@ namespace {
 
 // Characters, as Python's len counts them: UTF-8 bytes that start one.
 int64_t code_points(const std::string& text) {
-  return std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
+  return std::count_if(text.begin(), text.end(),
+                       [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
 }
 
 // kvpress/pipeline.py's preprocess: with a chat template, the context is the user turn (thinking off), rendered
 // with a separator after it and split there, so that the question follows the context inside the turn and
 // the turn's end and the assistant header follow the question; without one, BOS + context, and "\n" after the
 // question. Then the answer prefix. Context and question are tokenized apart, without special tokens.
-EncodedPrompt kvpress_prompt(const tasks::PromptParts& parts, const Tokenizer& tokenizer, const JobConfig& job) {
+EncodedPrompt kvpress_prompt(const tasks::PromptParts& parts, const Tokenizer& tokenizer, bool chat,
+                             bool compress_questions) {
   std::string context = parts.context, question = parts.question, suffix = "\n";
-  if (job.compress_questions) {  // kvpress's compress_questions: the question is context too
+  if (compress_questions) {  // kvpress's compress_questions: the question is context too
     context += question;
     question.clear();
   }
   std::vector<int64_t> ids;
-  if (job.prompt_mode == "chat") {
-    if (!tokenizer.has_chat_template()) fail("--prompt-mode chat: the model's tokenizer has no chat template");
+  if (chat) {
     const std::string separator(code_points(context) + 10, '#');
     const std::string rendered =
         tokenizer.apply_chat_template({{"user", context + separator}}, true, /*enable_thinking=*/false);
@@ -69,17 +70,19 @@ EncodedPrompt kvpress_prompt(const tasks::PromptParts& parts, const Tokenizer& t
 }  // namespace
 
 EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokenizer, const JobConfig& job) {
+  const bool chat = job.prompt_mode == "chat";
+  if (chat && !tokenizer.has_chat_template()) fail("--prompt-mode chat: the model's tokenizer has no chat template");
   if (job.pipeline == "kvpress") {
     if (!prompt.parts)
-      fail("task {} gives no context and question apart, which --pipeline kvpress needs (ruler, niah, longhealth, qasper, locomo and rare-fact do)", job.task);
-    return kvpress_prompt(*prompt.parts, tokenizer, job);
+      fail("task {} gives no context and question apart, which --pipeline kvpress needs (ruler, niah, longhealth, "
+           "qasper, locomo and rare-fact do)",
+           job.task);
+    return kvpress_prompt(*prompt.parts, tokenizer, chat, job.compress_questions);
   }
-  const bool chat = job.prompt_mode == "chat";
   if (!chat) {
     const int64_t system = prompt.system_text.empty() ? 0 : tokenizer.encode(prompt.system_text, true).size();
     return {tokenizer.encode(prompt.raw, true), system};
   }
-  if (!tokenizer.has_chat_template()) fail("--prompt-mode chat: the model's tokenizer has no chat template");
   const auto& messages = prompt.messages;
   int64_t system = 0;
   if (!messages.empty() && messages.front().role == "system")

@@ -26,7 +26,7 @@ struct EncodedPrompt {
   int64_t context_tokens() const { return static_cast<int64_t>(ids.size()) - question_tokens; }
 };
 
-// The prompt's token ids: raw (the reference) or through the tokenizer's chat template (`job.chat()`); with
+// The prompt's token ids: raw (the reference) or through the tokenizer's chat template (prompt_mode chat); with
 // kvpress's pipeline (job.pipeline), its context and its question as kvpress/pipeline.py makes and tokenizes
 // them, apart.
 EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokenizer, const JobConfig& job);
