@@ -20,6 +20,9 @@ namespace kvbench {
 // never leaves, a recent window that always stays, and min_gap for the counter-causal mask.
 struct CacheBudget {
   int64_t J = 0;
+  // A ratio budget's compression ratio R (J = ⌊n·(1 − R)⌋ of this prompt's n tokens), 0 for a token budget: what
+  // kvpress's presses count in other units than tokens (chunkkv's chunks, compactor's blending) read.
+  double ratio = 0;
   int64_t h = 0;
   int64_t recent = 0;
   int64_t frozen = 0;

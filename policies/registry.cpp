@@ -28,6 +28,11 @@
   X("keydiff", keydiff)                          \
   X("observed-attention", observed_attention)    \
   X("expected-attention", expected_attention)    \
+  X("lagkv", lagkv)                              \
+  X("cur", cur)                                  \
+  X("leverage", leverage)                        \
+  X("non-causal-attention", non_causal_attention) \
+  X("compactor", compactor)                      \
   /* (one line each, ending in a backslash, before this one) */
 
 namespace kvbench {

@@ -77,6 +77,7 @@ CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t
   CacheBudget b;
   const int64_t J = spec.J.for_prompt(prompt_tokens);
   b.J = J;
+  b.ratio = spec.J.compression_ratio();
   if (spec.frozen == "auto") {
     b.frozen = auto_frozen_tokens;
     b.J -= auto_frozen_tokens;  // the reference's auto_frozen counts the system prompt against J

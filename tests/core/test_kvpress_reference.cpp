@@ -9,6 +9,7 @@
 // Skips (with a warning) where the peers' environment or ../shared is absent; fails under CI.
 #include "torch_catch.h"
 
+#include <cmath>
 #include <fstream>
 #include <iostream>
 #include <random>
@@ -63,6 +64,22 @@ const std::vector<PressCase> kCases = {
     {"AdaKVPress", kAdaKvSafe, {{"press", "KeyDiffPress"}, {"args", kNone}}, "keydiff", "ada:safeguard=0.2"},
     {"PyramidKVPress", {{"window_size", 16}, {"kernel_size", 5}, {"beta", 20}}, nullptr, "snapkv:window=16,kernel=5",
      "pyramid"},
+    {"LagKVPress", kNone, nullptr, "lagkv"},
+    {"LagKVPress", {{"lag_size", 32}}, nullptr, "lagkv:lag=32"},
+    {"LagKVPress", {{"lag_size", 32}, {"cross_scoring", true}}, nullptr, "lagkv:lag=32,cross=true"},
+    {"CURPress", kNone, nullptr, "cur"},
+    {"CURPress", {{"leverage_type", "key"}, {"local_window_size", 8}}, nullptr, "cur:leverage=key,window=8"},
+    {"CURPress", {{"leverage_type", "kv_avg"}, {"use_local_approximation", false}}, nullptr,
+     "cur:leverage=kv_avg,local=false"},
+    {"LeverageScorePress", kNone, nullptr, "leverage"},
+    {"NonCausalAttnPress", kNone, nullptr, "non-causal-attention"},  // 256: the last tile padded
+    {"NonCausalAttnPress", {{"chunk_size", 64}}, nullptr, "non-causal-attention:chunk=64"},
+    {"CompactorPress", kNone, nullptr, "compactor"},
+    {"CompactorPress", {{"chunk_size", 64}, {"blending", 0.35}}, nullptr, "compactor:blending=0.35,chunk=64"},
+    {"AdaKVPress", kAdaKvSafe, {{"press", "CompactorPress"}, {"args", kNone}}, "compactor", "ada:safeguard=0.2"},
+    // kvpress's ChunkKV protects no window: snapkv's own window scores above the rest there, as with --recent 0.
+    {"ChunkKVPress", {{"chunk_length", 20}}, {{"press", "SnapKVPress"}, {"args", kSnapKv16}}, "snapkv:window=16,kernel=5",
+     "chunkkv", 0},
 };
 
 // Held positions of a kept row (a ragged cache pads with -1), ascending.
@@ -110,6 +127,7 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
   struct Run {
     std::string label;
     PressCase press;
+    double ratio;
     std::vector<int64_t> prompt;
     std::filesystem::path output;
   };
@@ -129,7 +147,7 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
                            {"args", c.args}, {"new_tokens", new_tokens}, {"output", output.string()}};
         if (!c.inner.is_null()) press_case["inner"] = c.inner;
         cases.push_back(press_case);
-        runs.push_back({label, c, prompt, output});
+        runs.push_back({label, c, ratio, prompt, output});
       }
     }
   std::ofstream(dir / "cases.json") << cases.dump();
@@ -145,16 +163,20 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
     INFO(run.label);
     const json reference = json::parse(std::ifstream(run.output));
     const int64_t L = model.config().num_layers, KV = model.config().num_kv_heads;
-    // J: the press's kept count per head (Ada: on average; pyramid: over layers, the ratio first / last).
+    // J: the press's kept count per head (Ada: on average; pyramid: over layers, the ratio first / last; chunkkv:
+    // the ratio's, its layers keeping whole chunks).
     int64_t kept_total = 0;
     for (const auto& layer : reference["kept"])
       for (const auto& row : layer) kept_total += static_cast<int64_t>(row.size());
-    REQUIRE(kept_total % (L * KV) == 0);
-    const int64_t M = kept_total / (L * KV);
+    const auto n = static_cast<int64_t>(run.prompt.size());
+    const bool chunks = run.press.allocator == "chunkkv";
+    if (!chunks) REQUIRE(kept_total % (L * KV) == 0);
+    const int64_t M = chunks ? static_cast<int64_t>(std::floor(n * (1 - run.ratio))) : kept_total / (L * KV);
     auto policy = make_policy(run.press.policy);
     GenerationSettings settings;
     settings.budget.mode = CacheBudget::Mode::PrefillEnd;
     settings.budget.J = M;
+    settings.budget.ratio = run.ratio;
     settings.budget.h = 1 << 30;  // no refresh while decoding: kvpress compresses the prompt only
     settings.budget.recent = run.press.recent >= 0 ? run.press.recent : policy->default_recent(M);
     const double first_over_last = static_cast<double>(reference["kept"][0][0].size()) /
@@ -190,7 +212,8 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
 }  // namespace
 
 TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLLM, Knorm, KeyDiff, SnapKV, "
-          "ObservedAttention, TOVA, ExpectedAttention; AdaKV and PyramidKV)", "[policy][peers]") {
+          "ObservedAttention, TOVA, ExpectedAttention, LagKV, CUR, LeverageScore, NonCausalAttn, Compactor; AdaKV, "
+          "PyramidKV and ChunkKV)", "[policy][peers]") {
   KVBENCH_REQUIRE_SHARED("models/tinystories-656k");
   if (!peer_available("kvpress")) return;
   const auto model_dir = shared_dir() / "models/tinystories-656k";
@@ -216,4 +239,25 @@ TEST_CASE("Presses keep what kvpress keeps on a real instruct model and real nee
   std::copy_if(kCases.begin(), kCases.end(), std::back_inserter(cases),
                [](const PressCase& c) { return c.press != "PyramidKVPress"; });
   compare_with_kvpress(gguf, niah_chat_prompts(tokenizer, "niah:lengths=1024,depths=50"), {0.5}, cases);
+}
+
+TEST_CASE("Presses keep what kvpress keeps on random checkpoints transformers writes (Llama-3.1 with rope scaling, "
+          "Qwen2.5 tied with biases, Qwen3 with q/k norms)", "[policy][peers]") {
+  if (!peer_available("kvpress")) return;
+  const auto dir = scratch_path("kvpress_checkpoints");
+  std::filesystem::remove_all(dir);
+  const std::string command = "HF_HUB_DISABLE_PROGRESS_BARS=1 TRANSFORMERS_VERBOSITY=error '" + peer_python() + "' '" +
+                              (source_dir() / "tests/peers/reference_forward.py").string() + "' make '" +
+                              dir.string() + "'";
+  INFO(command);
+  REQUIRE(std::system(command.c_str()) == 0);
+  std::mt19937_64 rng(11);
+  for (const std::string name : {"llama-3.1", "qwen2.5-tied", "qwen3"}) {
+    INFO(name);
+    const int64_t vocab = load_model_config(dir / name).vocab_size;
+    std::vector<int64_t> prompt(320);
+    for (auto& id : prompt) id = static_cast<int64_t>(rng() % vocab);
+    compare_with_kvpress(dir / name, {prompt}, {0.5});
+  }
+  std::filesystem::remove_all(dir);
 }

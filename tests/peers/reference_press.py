@@ -5,12 +5,15 @@
   reference_press.py run CASES.json
 
 CASES.json: a list of {"model": DIR or FILE.gguf, "prompt": [ids], "press": NAME, "ratio": r, "args": {...},
-"new_tokens": n, "output": FILE}, optionally with "inner": {"press": NAME, "args": {...}}. For each,
+"new_tokens": n, "output": FILE}, optionally with "inner": {"press": NAME, "args": {...}} and "seed" (torch's
+generator is seeded with it before the prefill, for the presses that draw: LeverageScorePress, CompactorPress;
+default 0). For each,
 kvpress's press NAME (a class of kvpress 0.5.5, e.g. "SnapKVPress", with compression_ratio r and the
 keyword args; a wrapper such as "AdaKVPress" gets the inner press instead) compresses transformers'
 DynamicCache while the model prefills the prompt (float32; eager attention, sdpa for AdaKVPress and
 PyramidKVPress), exactly as kvpress's pipeline does. FILE gets
-JSON: "kept" [L][KV][M], the original positions each layer and KV head kept (ascending), "scores"
+JSON: "kept" [L][KV][M], the original positions each layer and KV head kept (ascending: the keys the press
+left in the cache, found among the layer's keys before it compressed; AdaKV's: those it did not mask), "scores"
 [L][KV][N], the press's scores of the full prompt's entries (for telling ties apart), and "generated",
 the greedy tokens: the first from the prompt's logits, then one per step from the compressed cache at
 positions P, P+1, … (kvbench's --mode prefill_end). Run with the project's environment (.venv/bin/python).
@@ -20,7 +23,6 @@ import sys
 
 import kvpress
 import torch
-from kvpress.utils import compute_n_kept
 from transformers import DynamicCache
 
 from peer_models import load_causal_lm
@@ -28,7 +30,8 @@ from peer_models import load_causal_lm
 
 # AdaKV masks entries through kvpress's attention patch, which refuses eager attention; PyramidKV leaves
 # layers of different lengths, for which transformers sizes an eager mask by the first layer.
-SDPA_PRESSES = {"AdaKVPress", "PyramidKVPress"}
+# ChunkKVPress refuses attention weights, which eager attention gives.
+SDPA_PRESSES = {"AdaKVPress", "PyramidKVPress", "ChunkKVPress"}
 
 
 def load(path, attention):
@@ -43,16 +46,19 @@ def make_press(case):
     return press, press
 
 
-def kept_positions(press, module, scores):
+def kept_positions(module, compressed):
     """[KV, M] positions the press keeps in this layer, ascending (it drops or masks the others)."""
     if getattr(module, "masked_key_indices", None) is not None:  # AdaKVPress: (batch, head, position) masked
-        kept = torch.ones_like(scores[0], dtype=torch.bool)
+        kept = torch.ones(compressed[0].shape[1:3], dtype=torch.bool)
         _, heads, positions = module.masked_key_indices
         kept[heads, positions] = False
         return [torch.nonzero(row).flatten().tolist() for row in kept]
-    n_kept = (press.get_layer_budget(module, scores.shape[-1]) if hasattr(press, "get_layer_budget")
-              else compute_n_kept(scores.shape[-1], press.compression_ratio))
-    return scores[0].topk(n_kept, dim=-1).indices.sort(dim=-1).values.tolist()  # as compress() keeps them
+    before, after = compressed  # keys [1, KV, N, D] entering and leaving compress()
+    kept = []
+    for head in range(before.shape[1]):
+        position = {row.numpy().tobytes(): p for p, row in enumerate(before[0, head])}
+        kept.append(sorted(position[row.numpy().tobytes()] for row in after[0, head]))
+    return kept
 
 
 def run_case(model, case):
@@ -66,6 +72,16 @@ def run_case(model, case):
         return scores
 
     scorer.score = recording_score
+    compressed = {}
+    compress = press.compress
+
+    def recording_compress(module, hidden_states, keys, *args, **kwargs):
+        kept_keys, values = compress(module, hidden_states, keys, *args, **kwargs)
+        compressed[module.layer_idx] = (keys.clone(), kept_keys.clone())
+        return kept_keys, values
+
+    press.compress = recording_compress
+    torch.manual_seed(case.get("seed", 0))
     prompt = torch.tensor([case["prompt"]])
     cache = DynamicCache(config=model.config)
     with torch.no_grad():
@@ -79,7 +95,7 @@ def run_case(model, case):
             generated.append(int(logits[0, -1].argmax()))
     layers = range(model.config.num_hidden_layers)
     with open(case["output"], "w") as f:
-        json.dump({"kept": [kept_positions(press, modules[l], scored[l]) for l in layers],
+        json.dump({"kept": [kept_positions(modules[l], compressed[l]) for l in layers],
                    "scores": [scored[l][0].tolist() for l in layers], "generated": generated}, f)
 
 

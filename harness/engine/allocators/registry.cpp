@@ -16,6 +16,7 @@
   X("uniform", uniform)       \
   X("pyramid", pyramid)       \
   X("ada", ada)               \
+  X("chunkkv", chunkkv)       \
   /* (one line each, ending in a backslash, before this one) */
 
 namespace kvbench {
