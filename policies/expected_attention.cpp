@@ -4,7 +4,8 @@
 // `future` positions (R̄) carries them forward; an entry's expected logit is k·R̄μ/√d + kᵀR̄ΣR̄ᵀk/(2d), the
 // log of a Gaussian query's mean exp. Softmax over the entries past the sinks, mean over each KV head's
 // query heads, times ‖v‖. The sinks stay (kept by rule, as kvpress ranks them first).
-// Knobs: future (1..1048576, default 512), covariance (boolean, default true), vnorm (boolean, default true).
+// Knobs: future (1..1048576, default 512), covariance (boolean, default true), vnorm (boolean, default true),
+// epsilon (≥ 0, default 0: added to the attention before the ‖v‖ factor, as kvpress's leaderboard sets 1e-2).
 //
 // In the refresh loop μ and Σ cover every query fed so far (merged chunk by chunk, Chan et al.), and R̄
 // the `future` positions after the newest token.
@@ -46,8 +47,8 @@ struct QueryMoments {
 
 class ExpectedAttentionPolicy final : public Policy {
  public:
-  ExpectedAttentionPolicy(int64_t future, bool covariance, bool vnorm)
-      : future_(future), covariance_(covariance), vnorm_(vnorm) {}
+  ExpectedAttentionPolicy(int64_t future, bool covariance, bool vnorm, double epsilon)
+      : future_(future), covariance_(covariance), vnorm_(vnorm), epsilon_(epsilon) {}
   std::string name() const override { return "expected-attention"; }
   std::string summary() const override {
     return "per KV head: the attention expected of future queries (mean and covariance of the queries so far, "
@@ -95,7 +96,7 @@ class ExpectedAttentionPolicy final : public Policy {
       const at::Tensor candidate = positions.ge(sinks_);  // [B, KV, N]; padding and sinks are not ranked
       const at::Tensor masked = logits.masked_fill(candidate.repeat_interleave(group, 1).logical_not(), -INFINITY);
       at::Tensor scores = at::softmax(masked, -1).view({B, KV, group, N}).mean(2);
-      if (vnorm_) scores = scores * cache.values(l).to(at::kFloat).norm(2, {-1});
+      if (vnorm_) scores = (scores + epsilon_) * cache.values(l).to(at::kFloat).norm(2, {-1});
       return scores.masked_fill(candidate.logical_not(), 0.0);
     });
   }
@@ -123,6 +124,7 @@ class ExpectedAttentionPolicy final : public Policy {
 
   int64_t future_;
   bool covariance_, vnorm_;
+  double epsilon_;
   int64_t sinks_ = 4;
   std::vector<QueryMoments> moments_;  // per layer
   int64_t fed_ = 0;                    // tokens fed so far
@@ -132,7 +134,8 @@ class ExpectedAttentionPolicy final : public Policy {
 std::unique_ptr<Policy> make_expected_attention_policy(const PolicyOptions& options) {
   return std::make_unique<ExpectedAttentionPolicy>(options.knobs.integer("future", 512, 1, 1 << 20),
                                                    options.knobs.boolean("covariance", true),
-                                                   options.knobs.boolean("vnorm", true));
+                                                   options.knobs.boolean("vnorm", true),
+                                                   options.knobs.number("epsilon", 0.0, 0.0, 1e6));
 }
 
 }  // namespace kvbench

@@ -33,6 +33,7 @@
   X("leverage", leverage)                        \
   X("non-causal-attention", non_causal_attention) \
   X("compactor", compactor)                      \
+  X("qfilter", qfilter)                          \
   /* (one line each, ending in a backslash, before this one) */
 
 namespace kvbench {

@@ -1,5 +1,6 @@
-// `kvbench datasets list|fetch`: which benchmark files are present and verified under a datasets root,
-// and fetching them from their canonical public sources (or a mirror) with checksum verification.
+// `kvbench datasets list|fetch|export`: which benchmark files are present and verified under a datasets root,
+// fetching them from their canonical public sources (or a mirror) with checksum verification, and writing a
+// job's samples in kvpress's format.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -7,6 +8,7 @@
 #include "api/data.h"
 #include "api/kvbench.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "common/error.h"
 
 namespace kvbench::cli {
@@ -47,6 +49,42 @@ void fetch_command(const DatasetsOptions& o) {
   }
 }
 
+struct ExportOptions {
+  JobCliOptions job;
+  std::string data_root, out;
+};
+
+void export_command(const ExportOptions& o) {
+  JobConfig job = o.job.job;
+  job.policy = "full";  // the samples alone: no policy or budget takes part
+  const std::filesystem::path root = o.data_root.empty() ? default_data_root() : std::filesystem::path(o.data_root);
+  const int64_t rows = api::export_kvpress_rows(api::resolve(job, root), o.out);
+  std::cout << fmt::format("{}: {} rows in kvpress's format\n", o.out, rows);
+}
+
+void add_export_command(CLI::App* cmd) {
+  auto o = std::make_shared<ExportOptions>();
+  CLI::App* e = cmd->add_subcommand(
+      "export",
+      "Write a job's samples as JSON lines in kvpress's dataset format (context, question, answer_prefix, answer,\n"
+      "task, max_new_tokens: the rows kvpress's evaluation/evaluate.py reads), split as --pipeline kvpress splits\n"
+      "them; the model's tokenizer sizes generated samples. `kvbench run --task ruler --data OUT` reads them back.\n"
+      "Example:\n"
+      "  kvbench datasets export --model M.gguf --task ruler --data ruler:niah_single_1,length=1536,samples=4 \\\n"
+      "      --out ruler_1536.jsonl");
+  e->add_option("--model", o->job.job.model, "The model whose tokenizer sizes the samples (a directory or a GGUF)")
+      ->required();
+  o->job.add(e, "tokenizer", false)->check(CLI::ExistingPath);
+  o->job.add(e, "task", false)->required();
+  o->job.add(e, "data", false);
+  e->add_option("--data-root", o->data_root, "Datasets root (default: the one runs read)");
+  o->job.add(e, "limit");
+  o->job.add(e, "samples", false);
+  o->job.add_unset(e, "max_new", "the task's");
+  e->add_option("--out", o->out, "The JSON lines file to write (whole or not at all)")->required();
+  e->callback([o] { export_command(*o); });
+}
+
 }  // namespace
 
 void add_datasets_command(CLI::App& app) {
@@ -72,6 +110,7 @@ void add_datasets_command(CLI::App& app) {
                     "Base URL of a copy of a datasets root (https:// or file://): fetches MIRROR/<path> instead of the "
                     "canonical source; needed for the datasets built from several files (aime25, hmmt_feb_2025, gpqa_diamond)");
   fetch->callback([o] { fetch_command(*o); });
+  add_export_command(cmd);
 }
 
 }  // namespace kvbench::cli

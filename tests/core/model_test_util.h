@@ -1,6 +1,7 @@
 // Helpers shared by the core tests: running a model over ids and reading reference JSON.
 #pragma once
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
 
 #include <filesystem>
@@ -10,8 +11,10 @@
 
 #include "common/error.h"
 #include "common/json_file.h"
+#include "model/checkpoint_writer.h"
 #include "model/model.h"
 #include "policies/policy.h"
+#include "test_support.h"
 
 namespace kvbench::testing {
 
@@ -99,6 +102,22 @@ inline double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
 }
 
 // `spec`'s policy with seed=`seed` where it has that knob (random), as it is otherwise.
+// `spec` able to run on `model`: a policy that reads a file gets one made for the model (qfilter: seeded random
+// filters [layers, KV heads, head dim] in kvpress's format, in the scratch directory).
+inline std::string with_test_files(const std::string& spec, const Model& model) {
+  if (spec != "qfilter") return spec;
+  const ModelConfig& c = model.config();
+  const auto file = scratch_path("qfilter_" + std::to_string(c.num_layers) + "x" + std::to_string(c.num_kv_heads) + "x" +
+                                 std::to_string(c.head_dim) + ".safetensors");
+  if (!std::filesystem::exists(file)) {
+    std::filesystem::create_directories(file.parent_path());
+    write_safetensors(file, {{"q_filters", at::randn({c.num_layers, c.num_kv_heads, c.head_dim},
+                                                     at::make_generator<at::CPUGeneratorImpl>(7))}},
+                      at::kFloat);
+  }
+  return spec + ":filters=" + file.string();
+}
+
 inline std::unique_ptr<Policy> make_seeded_policy(const std::string& spec, uint64_t seed) {
   if (!make_policy(spec)->knob_settings().contains("seed")) return make_policy(spec);
   return make_policy(spec + (spec.find(':') == std::string::npos ? ":" : ",") + "seed=" + std::to_string(seed));

@@ -90,6 +90,11 @@ Trial prefill_trial(std::mt19937& rng, const std::vector<std::string>& policies)
   return t;
 }
 
+Trial with_files(Trial t, const Model& model) {
+  t.policy = with_test_files(t.policy, model);
+  return t;
+}
+
 // Whether SampleGeneration accepts the trial's settings (validate and the allocator's checks).
 bool accepted(const Model& model, const Trial& t) {
   if (!valid(t)) return false;
@@ -109,7 +114,7 @@ void check_batching_changes_nothing(const Model& model, uint32_t seed, int64_t c
   std::mt19937 rng(seed);
   std::vector<Trial> trials;
   while (static_cast<int64_t>(trials.size()) < count)
-    if (Trial t = draw(rng, policies); accepted(model, t)) trials.push_back(std::move(t));
+    if (Trial t = with_files(draw(rng, policies), model); accepted(model, t)) trials.push_back(std::move(t));
   std::vector<GenerationResult> alone;
   for (size_t i = 0; i < trials.size(); ++i) {
     auto policy = make_seeded_policy(trials[i].policy, i);

@@ -37,6 +37,7 @@ struct PressCase {
   std::string policy;  // kvbench's --policy
   std::string allocator = "uniform";
   int64_t recent = -1;  // --recent; -1: the policy's default
+  int64_t J = 0;        // a J of its own (duo: what a streaming head keeps); 0: the press's kept count
 };
 
 const json kNone = json::object();
@@ -55,6 +56,7 @@ const std::vector<PressCase> kCases = {
     {"ExpectedAttentionPress", kNone, nullptr, "expected-attention"},
     {"ExpectedAttentionPress", {{"n_future_positions", 64}, {"use_covariance", false}}, nullptr,
      "expected-attention:future=64,covariance=0"},
+    {"ExpectedAttentionPress", {{"epsilon", 0.01}}, nullptr, "expected-attention:epsilon=0.01"},
     {"AdaKVPress", kAdaKv, {{"press", "KnormPress"}, {"args", kNone}}, "knorm", "ada"},
     {"AdaKVPress", kAdaKv, {{"press", "KeyDiffPress"}, {"args", kNone}}, "keydiff", "ada"},
     {"AdaKVPress", kAdaKv, {{"press", "SnapKVPress"}, {"args", kSnapKv16}}, "snapkv:window=16,kernel=5", "ada"},
@@ -77,10 +79,27 @@ const std::vector<PressCase> kCases = {
     {"CompactorPress", kNone, nullptr, "compactor"},
     {"CompactorPress", {{"chunk_size", 64}, {"blending", 0.35}}, nullptr, "compactor:blending=0.35,chunk=64"},
     {"AdaKVPress", kAdaKvSafe, {{"press", "CompactorPress"}, {"args", kNone}}, "compactor", "ada:safeguard=0.2"},
+    // Seeded random filters that the reference saves in kvpress's format and kvbench reads ({scratch}: this run's).
+    {"QFilterPress", {{"filters", "{scratch}/qfilters"}}, nullptr, "qfilter:filters={scratch}/qfilters"},
+    // Seeded random patterns with sink 4 and recent 60: streaming heads keep --sinks 4 + 60 newest, J = 64.
+    {"DuoAttentionPress", {{"head_compression_ratio", 0.5}, {"patterns", "{scratch}/duo"}}, nullptr, "streaming",
+     "duo:patterns={scratch}/duo,heads=0.5", -1, 64},
     // kvpress's ChunkKV protects no window: snapkv's own window scores above the rest there, as with --recent 0.
     {"ChunkKVPress", {{"chunk_length", 20}}, {{"press", "SnapKVPress"}, {"args", kSnapKv16}}, "snapkv:window=16,kernel=5",
      "chunkkv", 0},
 };
+
+// The case with "{scratch}" in its policy and allocator specs and press arguments made `dir`.
+PressCase in_scratch(PressCase c, const std::filesystem::path& dir) {
+  const auto replaced = [&](std::string text) {
+    for (std::size_t at; (at = text.find("{scratch}")) != std::string::npos;) text.replace(at, 9, dir.string());
+    return text;
+  };
+  c.policy = replaced(c.policy);
+  c.allocator = replaced(c.allocator);
+  c.args = json::parse(replaced(c.args.dump()));
+  return c;
+}
 
 // Held positions of a kept row (a ragged cache pads with -1), ascending.
 std::vector<int64_t> held(const at::Tensor& row) {
@@ -101,6 +120,8 @@ void compare_row(const std::vector<int64_t>& ours, const std::vector<int64_t>& t
     ++c.identical;
     return;
   }
+  INFO("kept sets differ" << (scores.empty() ? " (the press has no scores: no ties)" : ""));
+  REQUIRE(!scores.empty());
   double cut = std::numeric_limits<double>::infinity();
   for (int64_t p : theirs) cut = std::min(cut, scores.at(p));
   std::vector<int64_t> differing;  // both rows are ascending
@@ -137,7 +158,8 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
   for (const auto& prompt : prompts)
     for (const double ratio : ratios) {
       const auto length = prompt.size();
-      for (const PressCase& c : press_cases) {
+      for (const PressCase& listed : press_cases) {
+        const PressCase c = in_scratch(listed, dir);
         const std::string press =
             c.inner.is_null() ? c.press : c.press + "(" + c.inner["press"].get<std::string>() + ")";
         const std::string label = fmt::format("{} ({}) vs {}, ratio {}, prompt {}", c.policy, c.allocator, press,
@@ -170,8 +192,10 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
       for (const auto& row : layer) kept_total += static_cast<int64_t>(row.size());
     const auto n = static_cast<int64_t>(run.prompt.size());
     const bool chunks = run.press.allocator == "chunkkv";
-    if (!chunks) REQUIRE(kept_total % (L * KV) == 0);
-    const int64_t M = chunks ? static_cast<int64_t>(std::floor(n * (1 - run.ratio))) : kept_total / (L * KV);
+    if (!chunks && run.press.J == 0) REQUIRE(kept_total % (L * KV) == 0);
+    const int64_t M = run.press.J > 0 ? run.press.J
+                      : chunks        ? static_cast<int64_t>(std::floor(n * (1 - run.ratio)))
+                                      : kept_total / (L * KV);
     auto policy = make_policy(run.press.policy);
     GenerationSettings settings;
     settings.budget.mode = CacheBudget::Mode::PrefillEnd;
@@ -199,7 +223,9 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
     for (int64_t l = 0; l < L; ++l)
       for (int64_t k = 0; k < KV; ++k)
         compare_row(held(kept[l][k]), reference["kept"][l][k].get<std::vector<int64_t>>(),
-                    reference["scores"][l][k].get<std::vector<double>>(), c);
+                    reference["scores"].is_null() ? std::vector<double>{}
+                                                  : reference["scores"][l][k].get<std::vector<double>>(),
+                    c);
     const auto theirs = reference["generated"].get<std::vector<int64_t>>();
     const bool same_tokens = result.rollouts[0].generated == theirs;
     if (c.identical == c.rows) CHECK(same_tokens);

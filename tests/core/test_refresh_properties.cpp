@@ -47,7 +47,8 @@ TEST_CASE("refresh invariants hold over random budgets, prompts and policies", "
   policies.erase(std::find(policies.begin(), policies.end(), "full"));
   std::mt19937 rng(2026);
   for (int trial = 0; trial < 60; ++trial) {
-    const Trial t = random_trial(rng, policies);
+    Trial t = random_trial(rng, policies);
+    t.policy = with_test_files(t.policy, model);
     const CacheBudget& b = t.settings.budget;
     INFO("trial " << trial << ": " << t.policy << " P=" << t.prompt.size() << " J=" << b.J << " h=" << b.h
                   << " recent=" << b.recent << " frozen=" << b.frozen << " min_gap=" << b.min_gap << " sinks=" << b.sinks

@@ -33,6 +33,11 @@ NOT_DEFAULTS = {
     "press": "a wrapper's scorer (AdaKVPress, ChunkKVPress): the job's --policy",
     "_leverage_press": "CompactorPress's child LeverageScorePress, built from its fields",
     "_non_causal_press": "CompactorPress's child NonCausalAttnPress, built from its fields",
+    "q_filters": "QFilterPress's filters, loaded from the hub (kvbench: qfilter:filters=DIR)",
+    "compression_ratio_": "DuoAttentionPress's measured compression, set by a forward pass",
+    "sink_size": "DuoAttentionPress's, from its patterns' config.json (kvbench: --sinks)",
+    "recent_size": "DuoAttentionPress's, from its patterns' config.json (kvbench: J - sinks)",
+    "streaming_mask": "DuoAttentionPress's streaming heads, from its patterns",
 }
 
 # kvbench knobs with no kvpress parameter: (policy, knob) -> why.
@@ -40,6 +45,9 @@ KVBENCH_ONLY = {
     ("leverage", "seed"): "kvpress draws the sketch from torch's global generator; kvbench's own, seeded per sample, "
                           "gives kvpress's sketches when torch is seeded alike (tests/core/test_kvpress_reference.cpp)",
     ("compactor", "seed"): "as leverage's seed",
+    ("qfilter", "filters"): "kvpress downloads nthngdy/<model>_qfilt from the hub by the model's name; kvbench reads "
+                            "the directory QFilters.save_pretrained writes",
+    ("duo", "patterns"): "kvpress downloads DuoAttention's attn_patterns for the model; kvbench reads that directory",
 }
 
 # kvpress values that kvbench spells otherwise: (press, parameter) -> {kvpress value: kvbench value}.
@@ -66,7 +74,7 @@ PRESSES = {
         ("n_sink", ("field", "sinks")),
         ("use_covariance", ("knob", "expected-attention", "covariance")),
         ("use_vnorm", ("knob", "expected-attention", "vnorm")),
-        ("epsilon", ("fixed", 0.0, "expected-attention, fixed (no knob: scores x ||v||)")),
+        ("epsilon", ("knob", "expected-attention", "epsilon")),
     ]),
     "TOVAPress": ("tova", [
         ("<layers>", ("knob", "tova", "layers")),
@@ -113,6 +121,11 @@ PRESSES = {
     ]),
     "ChunkKVPress": ("chunkkv", [
         ("chunk_length", ("allocator", "chunkkv", "length")),
+    ]),
+    "QFilterPress": ("qfilter", []),
+    "DuoAttentionPress": ("duo", [
+        ("head_compression_ratio", ("allocator", "duo", "heads")),
+        ("on_the_fly_scoring", ("fixed", False, "duo, fixed (patterns from a file)")),
     ]),
 }
 

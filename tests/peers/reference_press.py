@@ -7,22 +7,29 @@
 CASES.json: a list of {"model": DIR or FILE.gguf, "prompt": [ids], "press": NAME, "ratio": r, "args": {...},
 "new_tokens": n, "output": FILE}, optionally with "inner": {"press": NAME, "args": {...}} and "seed" (torch's
 generator is seeded with it before the prefill, for the presses that draw: LeverageScorePress, CompactorPress;
-default 0). For each,
+default 0); QFilterPress's "args" may hold "filters": a directory where seeded random filters are saved (unless
+present) and read from, in place of the hub's; DuoAttentionPress's "patterns": a directory for seeded random
+patterns (sink 4, recent 60), in place of DuoAttention's repository. For each,
 kvpress's press NAME (a class of kvpress 0.5.5, e.g. "SnapKVPress", with compression_ratio r and the
 keyword args; a wrapper such as "AdaKVPress" gets the inner press instead) compresses transformers'
 DynamicCache while the model prefills the prompt (float32; eager attention, sdpa for AdaKVPress and
 PyramidKVPress), exactly as kvpress's pipeline does. FILE gets
 JSON: "kept" [L][KV][M], the original positions each layer and KV head kept (ascending: the keys the press
 left in the cache, found among the layer's keys before it compressed; AdaKV's: those it did not mask), "scores"
-[L][KV][N], the press's scores of the full prompt's entries (for telling ties apart), and "generated",
+[L][KV][N], the press's scores of the full prompt's entries (for telling ties apart; null for a press without
+scores), and "generated",
 the greedy tokens: the first from the prompt's logits, then one per step from the compressed cache at
 positions P, P+1, … (kvbench's --mode prefill_end). Run with the project's environment (.venv/bin/python).
 """
 import json
+import os
 import sys
+
+import numpy
 
 import kvpress
 import torch
+from kvpress.presses.qfilter_press import QFilters
 from transformers import DynamicCache
 
 from peer_models import load_causal_lm
@@ -31,18 +38,57 @@ from peer_models import load_causal_lm
 # AdaKV masks entries through kvpress's attention patch, which refuses eager attention; PyramidKV leaves
 # layers of different lengths, for which transformers sizes an eager mask by the first layer.
 # ChunkKVPress refuses attention weights, which eager attention gives.
-SDPA_PRESSES = {"AdaKVPress", "PyramidKVPress", "ChunkKVPress"}
+SDPA_PRESSES = {"AdaKVPress", "PyramidKVPress", "ChunkKVPress", "DuoAttentionPress"}
 
 
 def load(path, attention):
     return load_causal_lm(path, attn_implementation=attention, dtype=torch.float32)
 
 
-def make_press(case):
+def q_filters(model, directory):
+    """Seeded random Q-filters saved where kvbench reads them (kvpress's QFilters.save_pretrained), then loaded
+    back as QFilterPress loads the hub's."""
+    if not os.path.exists(os.path.join(directory, "model.safetensors")):
+        config = model.config
+        torch.manual_seed(1234)
+        QFilters(config.num_hidden_layers, config.num_key_value_heads,
+                 getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads).save_pretrained(directory)
+    return QFilters.from_pretrained(directory).q_filters.to(model.dtype)
+
+
+def duo_patterns(model, directory):
+    """Seeded random DuoAttention patterns (config.json: sink 4, recent 60; full_attention_heads.tsv: a score per
+    layer and KV head) saved where kvbench reads them, then loaded back as DuoAttentionPress loads the repository's."""
+    config = model.config
+    if not os.path.exists(os.path.join(directory, "config.json")):
+        os.makedirs(directory, exist_ok=True)
+        generator = torch.Generator().manual_seed(4321)
+        scores = torch.rand(config.num_hidden_layers, config.num_key_value_heads, generator=generator, dtype=torch.float64)
+        with open(os.path.join(directory, "config.json"), "w") as f:
+            json.dump({"sink_size": 4, "recent_size": 60}, f)
+        with open(os.path.join(directory, "full_attention_heads.tsv"), "w") as f:
+            f.writelines("\t".join(repr(float(x)) for x in row) + "\n" for row in scores)
+    pattern = json.load(open(os.path.join(directory, "config.json")))
+    scores = numpy.loadtxt(os.path.join(directory, "full_attention_heads.tsv"), dtype=float, delimiter="\t", ndmin=2)
+    return pattern["sink_size"], pattern["recent_size"], numpy.clip(scores, 0, 1)
+
+
+def make_press(case, model):
+    args = dict(case.get("args", {}))
+    filters = args.pop("filters", None)  # QFilterPress: read from this directory, not the hub
+    patterns = args.pop("patterns", None)  # DuoAttentionPress: read from this directory, not the repository
+    if patterns is not None:  # its budget is head_compression_ratio, not compression_ratio
+        press = kvpress.DuoAttentionPress(**args)
+        loaded = duo_patterns(model, patterns)
+        press.load_attention_pattern = lambda model: loaded
+        return press, press
     if "inner" in case:
         inner = getattr(kvpress, case["inner"]["press"])(compression_ratio=case["ratio"], **case["inner"]["args"])
-        return getattr(kvpress, case["press"])(press=inner, **case.get("args", {})), inner
-    press = getattr(kvpress, case["press"])(compression_ratio=case["ratio"], **case.get("args", {}))
+        return getattr(kvpress, case["press"])(press=inner, **args), inner
+    press = getattr(kvpress, case["press"])(compression_ratio=case["ratio"], **args)
+    if filters is not None:
+        press.q_filters = q_filters(model, filters)
+        press.post_init_from_model = lambda model: None
     return press, press
 
 
@@ -62,22 +108,22 @@ def kept_positions(module, compressed):
 
 
 def run_case(model, case):
-    press, scorer = make_press(case)
-    scored, modules = {}, {}
-    score = scorer.score
+    press, scorer = make_press(case, model)
+    scored, modules, compressed = {}, {}, {}
+    if hasattr(scorer, "score"):  # DuoAttentionPress keeps by head, scoring no entry
+        score = scorer.score
 
-    def recording_score(module, *args, **kwargs):
-        scores = score(module, *args, **kwargs)
-        scored[module.layer_idx], modules[module.layer_idx] = scores.clone(), module
-        return scores
+        def recording_score(module, *args, **kwargs):
+            scores = score(module, *args, **kwargs)
+            scored[module.layer_idx] = scores.clone()
+            return scores
 
-    scorer.score = recording_score
-    compressed = {}
+        scorer.score = recording_score
     compress = press.compress
 
     def recording_compress(module, hidden_states, keys, *args, **kwargs):
         kept_keys, values = compress(module, hidden_states, keys, *args, **kwargs)
-        compressed[module.layer_idx] = (keys.clone(), kept_keys.clone())
+        modules[module.layer_idx], compressed[module.layer_idx] = module, (keys.clone(), kept_keys.clone())
         return kept_keys, values
 
     press.compress = recording_compress
@@ -96,7 +142,7 @@ def run_case(model, case):
     layers = range(model.config.num_hidden_layers)
     with open(case["output"], "w") as f:
         json.dump({"kept": [kept_positions(modules[l], compressed[l]) for l in layers],
-                   "scores": [scored[l][0].tolist() for l in layers], "generated": generated}, f)
+                   "scores": [scored[l][0].tolist() for l in layers] if scored else None, "generated": generated}, f)
 
 
 def main():

@@ -2,7 +2,7 @@
 # kvpress 0.5.5's defaults against kvbench's for the presses kvbench implements (tests/peers/press_defaults.py):
 # every field of KnormPress, KeyDiffPress, SnapKVPress, ExpectedAttentionPress, ObservedAttentionPress,
 # TOVAPress, StreamingLLMPress, RandomPress, AdaKVPress, PyramidKVPress, LagKVPress, CURPress, LeverageScorePress,
-# NonCausalAttnPress, CompactorPress and ChunkKVPress against the knob or job field that plays its role. Fails on a difference the script's ON_PURPOSE table gives no reason for, and on an entry
+# NonCausalAttnPress, CompactorPress, ChunkKVPress, QFilterPress and DuoAttentionPress against the knob or job field that plays its role. Fails on a difference the script's ON_PURPOSE table gives no reason for, and on an entry
 # of that table that no longer differs.
 set -uo pipefail
 source "$(dirname "$0")/common.bash"

@@ -35,16 +35,18 @@ at::Tensor slots_of(const at::Tensor& keep) {
 at::Tensor keep_layer_by_layer(const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
                                const KeepRule& rule, const std::string& allocator, const ChooseCandidates& choose) {
   const int64_t L = cache.num_layers();
-  if (!scores.defined() || (scores.dim() != 4 && scores.dim() != 2))
+  if (scores.defined() && scores.dim() != 4 && scores.dim() != 2)
     fail("allocator {}: the policy gave no scores per entry", allocator);
   // Token-level scores (of a token-level cache, before its first ragged compaction) are every layer's and head's.
-  const at::Tensor per_head = scores.dim() == 2 ? scores.view({scores.size(0), 1, 1, scores.size(1)})
-                                                      .expand({scores.size(0), L, cache.keys(0).size(1), scores.size(1)})
-                                                : scores;
+  const at::Tensor per_head = !scores.defined() || scores.dim() == 4
+                                  ? scores
+                                  : scores.view({scores.size(0), 1, 1, scores.size(1)})
+                                        .expand({scores.size(0), L, cache.keys(0).size(1), scores.size(1)});
   std::vector<at::Tensor> layers;
   for (int64_t l = 0; l < L; ++l) {
     const auto [held, protect] = held_and_protected(cache, l, budget.frozen, rule);
-    const at::Tensor layer_scores = per_head.select(1, l).narrow(-1, 0, held.size(-1)).to(held.device());
+    const at::Tensor layer_scores =
+        per_head.defined() ? per_head.select(1, l).narrow(-1, 0, held.size(-1)).to(held.device()) : at::Tensor();
     const at::Tensor candidates = held.logical_and(protect.logical_not());
     layers.push_back(slots_of(protect.logical_or(choose(layer_scores, candidates, l))));
   }

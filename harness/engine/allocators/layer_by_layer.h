@@ -16,7 +16,8 @@ using ChooseCandidates =
     std::function<at::Tensor(const at::Tensor& scores, const at::Tensor& candidates, int64_t layer)>;
 
 // The keep set [B, L, KV, M] of a ragged refresh from scores [B, L, KV, ≥ N] over `cache` (padding slots
-// ignored), or [B, N] token-level scores of a token-level cache (shared by every layer and head).
+// ignored), or [B, N] token-level scores of a token-level cache (shared by every layer and head), or none (an
+// allocator that chooses by position: `choose` then gets an undefined tensor).
 at::Tensor keep_layer_by_layer(const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
                                const KeepRule& rule, const std::string& allocator, const ChooseCandidates& choose);
 

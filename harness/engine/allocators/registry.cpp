@@ -17,6 +17,7 @@
   X("pyramid", pyramid)       \
   X("ada", ada)               \
   X("chunkkv", chunkkv)       \
+  X("duo", duo)               \
   /* (one line each, ending in a backslash, before this one) */
 
 namespace kvbench {
