@@ -44,7 +44,7 @@ struct Grade {
 };
 
 struct DecodingDefaults {
-  int max_new_tokens = 256;
+  int max_new_tokens = 256;  // 0: each sample's own (Task::max_new_tokens)
   double temperature = 0.0;  // 0 = greedy
   double top_p = 1.0;
   int rollouts = 1;          // multi-rollout tasks report pass@1 as the mean over rollouts
@@ -87,6 +87,9 @@ class Task {
   // The answer a model should continue the raw prompt with, where the task can write one (rare-fact: each
   // fact restated); texts to train on (`kvbench train-scorer --data TASK-SPEC`). Empty: the prompt alone.
   virtual std::string answer_text(const Sample& sample) const { return {}; }
+  // A sample's own limit on new tokens, what a job whose max_new is the task's runs when the task's defaults
+  // give 0: RULER's rows, each its task's (kvpress's rows carry it as max_new_tokens).
+  virtual int64_t max_new_tokens(const Sample& sample) const { return defaults().max_new_tokens; }
   virtual DecodingDefaults defaults() const = 0;
   // What names a job on this --data in file names and reports: the task's name, or (a generated task whose
   // spec picks among several benchmarks) the name with the benchmark and length.

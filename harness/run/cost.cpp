@@ -32,21 +32,23 @@ std::string prompts_key(const JobConfig& job) {
 }
 }  // namespace
 
-std::vector<int64_t> prompt_lengths(const ResolvedJob& job, const Tokenizer& tokenizer) {
-  std::vector<int64_t> lengths;
+std::vector<SampleSize> sample_sizes(const ResolvedJob& job, const Tokenizer& tokenizer) {
+  std::vector<SampleSize> sizes;
   for (const auto& sample : job_samples(job, tokenizer))
-    lengths.push_back(encode_prompt(job.benchmark().prompt(sample), tokenizer, job).ids.size());
-  return lengths;
+    sizes.push_back({static_cast<int64_t>(encode_prompt(job.benchmark().prompt(sample), tokenizer, job).ids.size()),
+                     job.benchmark().max_new_tokens(sample)});
+  return sizes;
 }
 
-Workload job_workload(const ResolvedJob& job, const std::vector<int64_t>& prompt_lengths) {
+Workload job_workload(const ResolvedJob& job, const std::vector<SampleSize>& samples) {
   Workload w;
   const bool evicts = job.make_policy()->evicts();
-  for (const int64_t prompt : prompt_lengths) {
+  for (const SampleSize& sample : samples) {
+    const int64_t max_new = job.max_new > 0 ? job.max_new : sample.own_max_new;
     ++w.samples;
-    w.prompt_tokens += prompt;
-    w.new_tokens += job.rollouts * job.max_new;
-    if (evicts && job.budget.h > 0) w.refreshes += (prompt + job.max_new) / job.budget.h;
+    w.prompt_tokens += sample.prompt;
+    w.new_tokens += job.rollouts * max_new;
+    if (evicts && job.budget.h > 0) w.refreshes += (sample.prompt + max_new) / job.budget.h;
   }
   return w;
 }
@@ -91,7 +93,7 @@ bool workload_countable(const ResolvedJob& job) {
 }
 
 std::vector<JobCost> job_costs(const std::vector<SweepJob>& jobs, const std::map<std::string, Speed>& speeds) {
-  std::map<std::string, std::vector<int64_t>> lengths;
+  std::map<std::string, std::vector<SampleSize>> sizes;
   std::map<std::string, Tokenizer> tokenizers;
   std::vector<JobCost> costs;
   for (const auto& entry : jobs) {
@@ -100,8 +102,8 @@ std::vector<JobCost> job_costs(const std::vector<SweepJob>& jobs, const std::map
     if (workload_countable(job)) {
       const std::string source = tokenizer_source(job);
       if (!tokenizers.count(source)) tokenizers.emplace(source, Tokenizer::load(source));
-      if (!lengths.count(prompts_key(job))) lengths[prompts_key(job)] = prompt_lengths(job, tokenizers.at(source));
-      cost.workload = job_workload(job, lengths.at(prompts_key(job)));
+      if (!sizes.count(prompts_key(job))) sizes[prompts_key(job)] = sample_sizes(job, tokenizers.at(source));
+      cost.workload = job_workload(job, sizes.at(prompts_key(job)));
     }
     const auto speed = speeds.find(speed_key(job));
     if (speed != speeds.end()) cost.speed = speed->second;

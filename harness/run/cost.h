@@ -24,10 +24,13 @@ struct Workload {
   int64_t refreshes = 0;       // expected: one per h tokens processed, per sample (evicting policies)
 };
 
-// The token length of each prompt the job runs (tokenizing is the slow part: jobs that differ only in
-// policy or budget share these).
-std::vector<int64_t> prompt_lengths(const ResolvedJob& job, const Tokenizer& tokenizer);
-Workload job_workload(const ResolvedJob& job, const std::vector<int64_t>& prompt_lengths);
+// Each sample the job runs: its prompt's token length and its task's own limit on new tokens (tokenizing is the
+// slow part: jobs that differ only in policy, budget or max_new share these).
+struct SampleSize {
+  int64_t prompt = 0, own_max_new = 0;
+};
+std::vector<SampleSize> sample_sizes(const ResolvedJob& job, const Tokenizer& tokenizer);
+Workload job_workload(const ResolvedJob& job, const std::vector<SampleSize>& samples);
 
 struct Speed {
   double prefill_tokens_per_s = 0.0, decode_tokens_per_s = 0.0;

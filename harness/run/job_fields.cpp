@@ -178,7 +178,7 @@ const std::vector<JobField>& job_fields() {
       field("scorer", Written::always,
             "kvpop: learned scorer from `kvbench train-scorer` (default: the untrained attention-mass fallback)",
             &J::scorer),
-      field("max_new", Written::always, "Maximum new tokens", &J::max_new),
+      field("max_new", Written::always, "Maximum new tokens (0 in a results file: each sample's own, a RULER file's rows)", &J::max_new),
       field("temperature", Written::always, "0 = greedy", &J::temperature),
       field("top_p", Written::always, "Nucleus sampling mass", &J::top_p),
       field("rollouts", Written::always,

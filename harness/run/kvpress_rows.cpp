@@ -28,7 +28,7 @@ std::vector<nlohmann::json> kvpress_rows(const ResolvedJob& job, const Tokenizer
                     {"answer_prefix", prompt.parts->answer_prefix},
                     {"answer", references(task, sample)},
                     {"task", sample.record.value("task", task.name())},
-                    {"max_new_tokens", job.max_new}});
+                    {"max_new_tokens", sample_max_new(job, sample)}});
   }
   return rows;
 }

@@ -29,7 +29,7 @@ void check_bounds(const JobConfig& job) {
   validate(job.phrase);
   check_range("smooth", job.phrase.smooth, 1, kMaxTokens);
   check_range("keep_span", job.phrase.keep_span, 1, kMaxTokens);
-  check_range("max_new", job.max_new, 1, kMaxTokens);
+  check_range("max_new", job.max_new, 0, kMaxTokens);  // 0: each sample's own (the task's defaults give 0)
   check_range("rollouts", job.rollouts, 1, kMaxRollouts);
   if (!std::isfinite(job.temperature) || job.temperature > 100)
     fail("temperature must be in 0..100 (got {})", job.temperature);
@@ -102,6 +102,10 @@ std::string job_label(const ResolvedJob& j, const std::vector<std::string>& extr
     label += "__" + field + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
   }
   return std::regex_replace(label, std::regex("[^A-Za-z0-9_.+=-]"), "-");
+}
+
+int64_t sample_max_new(const ResolvedJob& job, const tasks::Sample& sample) {
+  return job.max_new > 0 ? job.max_new : job.benchmark().max_new_tokens(sample);
 }
 
 GenerationSettings generation_settings(const JobConfig& job, Profile profile, const Policy& policy,

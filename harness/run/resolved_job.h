@@ -53,6 +53,10 @@ std::string job_label(const ResolvedJob& job, const std::vector<std::string>& ex
 // the system prompt, what frozen = auto freezes): budget, phrase rules, sampling, lengths, the shadow run and
 // the profile's quirks; generation ends at `tokenizer`'s end tokens as the profile has it (none without one).
 // The one place a job's fields become GenerationSettings; `generate` calls it for jobs without a task.
+// The new tokens a sample may take: the job's max_new, or where that is 0 (the task's defaults give 0: RULER's
+// files) the sample's own (tasks::Task::max_new_tokens).
+int64_t sample_max_new(const ResolvedJob& job, const tasks::Sample& sample);
+
 GenerationSettings generation_settings(const JobConfig& job, Profile profile, const Policy& policy,
                                        int64_t system_tokens, const Tokenizer* tokenizer, int64_t prompt_tokens = 0);
 GenerationSettings generation_settings(const ResolvedJob& job, const Policy& policy, int64_t system_tokens,

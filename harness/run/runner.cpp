@@ -151,11 +151,12 @@ void add_lost_attention(RefreshTrace& trace, const LostAttention& lost, int64_t 
 
 // The cache a sample's generation will hold at its largest, checked against this machine's memory before a
 // byte is allocated: an out-of-memory kill mid-sweep says nothing, this says which knob to turn.
-void check_cache_fits(const ResolvedJob& job, const Policy& policy, const CacheBudget& budget, const Model& model,
-                      int64_t prompt_tokens, const std::string& sample_id) {
+void check_cache_fits(const ResolvedJob& job, const Policy& policy, const GenerationSettings& settings,
+                      const Model& model, int64_t prompt_tokens, const std::string& sample_id) {
   if (job.device != "cpu") return;  // device memory is the device runtime's to report
   const ModelConfig& c = model.config();
-  const int64_t longest = prompt_tokens + job.max_new;
+  const CacheBudget& budget = settings.budget;
+  const int64_t longest = prompt_tokens + settings.max_new_tokens;
   const int64_t tokens = (policy.evicts() ? std::min(longest, budget.frozen + budget.J + budget.h) : longest) +
                          (job.shadow_full() ? longest : 0);  // the shadow's full cache
   const int64_t element_bytes = job.dtype == "float32" ? 4 : 2;
@@ -191,8 +192,9 @@ std::unique_ptr<SampleInFlight> start_sample(const ResolvedJob& job, const tasks
   GenerationSettings settings =
       generation_settings(job, *in_flight->policy, prompt.system_tokens, &tokenizer, prompt.context_tokens());
   settings.question_tokens = prompt.question_tokens;
+  settings.max_new_tokens = sample_max_new(job, sample);
   in_flight->budget_J = settings.budget.J;
-  check_cache_fits(job, *in_flight->policy, settings.budget, model, static_cast<int64_t>(prompt.ids.size()), sample.id);
+  check_cache_fits(job, *in_flight->policy, settings, model, static_cast<int64_t>(prompt.ids.size()), sample.id);
   StopCheck stop = [&task, &tokenizer](int64_t, const std::vector<int64_t>& generated) {
     return task.should_stop(tokenizer.decode(generated));
   };

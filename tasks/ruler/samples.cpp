@@ -146,6 +146,7 @@ std::vector<Sample> read_samples(const std::filesystem::path& path, const std::s
     const int64_t length = integer("length"), max_length = integer("max_length");
     samples.push_back(to_sample(id, task, std::move(text), length, max_length));
     if (question_at) samples.back().inputs["question_at"] = *question_at;  // kvpress's split, as the row has it
+    if (const int64_t max_new = integer("max_new_tokens"); max_new > 0) samples.back().inputs["max_new_tokens"] = max_new;
   }
   if (samples.empty()) fail("{}: no samples", path.string());
   return samples;

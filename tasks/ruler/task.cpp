@@ -215,9 +215,18 @@ class Ruler : public Task {
   }
 
   DecodingDefaults defaults() const override { return {/*max_new_tokens=*/128}; }
+  // A generated spec: its task's tokens to generate; a file: each row its own (max_new_tokens).
   DecodingDefaults defaults(const std::filesystem::path& data) const override {
     const auto spec = spec_of(data);
-    return spec && spec->data.empty() ? DecodingDefaults{spec->task.tokens_to_generate} : defaults();
+    return spec && spec->data.empty() ? DecodingDefaults{spec->task.tokens_to_generate} : DecodingDefaults{0};
+  }
+  // The row's max_new_tokens (kvpress's set), else its task's tokens to generate (RULER's constants), else 128.
+  int64_t max_new_tokens(const Sample& sample) const override {
+    if (const auto own = sample.inputs.find("max_new_tokens"); own != sample.inputs.end()) return own->get<int64_t>();
+    const std::string task = sample.record.value("task", "");
+    for (const auto& config : task_configs())
+      if (config.name == task) return config.tokens_to_generate;
+    return defaults().max_new_tokens;
   }
 
  private:

@@ -2,7 +2,9 @@
 // the prompt of a real pretrained model (tinystories-656k: 2 layers, 8 query heads over 4 KV heads) and
 // kvbench's matching policy under --mode prefill_end with J = the press's kept count, on the same prompt;
 // the allocation wrappers too: AdaKVPress(alpha_safeguard=α) ↔ --allocator ada:safeguard=α, and
-// PyramidKVPress ↔ snapkv with --allocator pyramid:ratio=R, R the ratio of the press's first and last layer budgets:
+// PyramidKVPress ↔ snapkv with --allocator pyramid:ratio=R, R the ratio of the press's first and last layer budgets,
+// ChunkKVPress ↔ --allocator chunkkv, DuoAttentionPress ↔ streaming with --allocator duo (QFilter's filters and
+// DuoAttention's patterns: seeded random ones the reference saves in kvpress's formats, read by both):
 // - the kept (layer, KV head, position) sets are identical, except where the press's own scores tie at
 //   the cut (counted and reported apart: kvpress's topk and kvbench's allocator break ties differently);
 // - the greedy generations after compression are identical where the kept sets are.
@@ -238,8 +240,8 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
 }  // namespace
 
 TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLLM, Knorm, KeyDiff, SnapKV, "
-          "ObservedAttention, TOVA, ExpectedAttention, LagKV, CUR, LeverageScore, NonCausalAttn, Compactor; AdaKV, "
-          "PyramidKV and ChunkKV)", "[policy][peers]") {
+          "ObservedAttention, TOVA, ExpectedAttention, LagKV, CUR, LeverageScore, NonCausalAttn, Compactor, QFilter; "
+          "AdaKV, PyramidKV, ChunkKV and DuoAttention)", "[policy][peers]") {
   KVBENCH_REQUIRE_SHARED("models/tinystories-656k");
   if (!peer_available("kvpress")) return;
   const auto model_dir = shared_dir() / "models/tinystories-656k";

@@ -49,7 +49,7 @@ std::vector<std::vector<double>> head_scores(const std::string& directory) {
 class DuoAllocator final : public Allocator {
  public:
   DuoAllocator(std::string patterns, double heads) : patterns_(std::move(patterns)), heads_(heads) {
-    if (!patterns_.empty()) scores_ = head_scores(patterns_);
+    if (!patterns_.empty()) head_scores(patterns_);  // a bad file fails with the spec, before any generation
   }
   std::string name() const override { return "duo"; }
   std::string summary() const override {
@@ -58,9 +58,9 @@ class DuoAllocator final : public Allocator {
   }
   ScoreKind needs() const override { return ScoreKind::ByPosition; }
   void check_budget(const CacheBudget&, const KeepRule&, int64_t layers) const override {  // before generation
-    if (scores_.empty()) fail("allocator duo needs its patterns: --allocator duo:patterns=DIR,heads=R");
-    if (static_cast<int64_t>(scores_.size()) != layers)
-      fail("{}/full_attention_heads.tsv: {} layers, the model has {}", patterns_, scores_.size(), layers);
+    if (patterns_.empty()) fail("allocator duo needs its patterns: --allocator duo:patterns=DIR,heads=R");
+    if (const auto scores = head_scores(patterns_); static_cast<int64_t>(scores.size()) != layers)
+      fail("{}/full_attention_heads.tsv: {} layers, the model has {}", patterns_, scores.size(), layers);
   }
   at::Tensor keep(const at::Tensor&, const KvCache& cache, const CacheBudget& budget,
                   const KeepRule& rule) const override {
@@ -73,12 +73,15 @@ class DuoAllocator final : public Allocator {
 
  private:
   // The round(heads · L · KV) lowest-scoring (layer, KV head) pairs (ties: the earlier pair), as kvpress marks them.
+  // The file is read at each use: an allocator is made once per spec in a process, and the file may be rewritten
+  // (a Python session writing patterns, a test's models one after another).
   at::Tensor streaming_heads(int64_t layers, int64_t kv_heads) const {
-    if (static_cast<int64_t>(scores_.front().size()) != kv_heads)
-      fail("{}/full_attention_heads.tsv: {} layers × {} KV heads, the model has {} × {}", patterns_, scores_.size(),
-           scores_.front().size(), layers, kv_heads);
+    const auto scores = head_scores(patterns_);
+    if (static_cast<int64_t>(scores.size()) != layers || static_cast<int64_t>(scores.front().size()) != kv_heads)
+      fail("{}/full_attention_heads.tsv: {} layers × {} KV heads, the model has {} × {}", patterns_, scores.size(),
+           scores.front().size(), layers, kv_heads);
     std::vector<double> flat;
-    for (const auto& row : scores_) flat.insert(flat.end(), row.begin(), row.end());
+    for (const auto& row : scores) flat.insert(flat.end(), row.begin(), row.end());
     const at::Tensor order = std::get<1>(at::tensor(flat, at::kDouble).sort(/*stable=*/true, 0, /*descending=*/false));
     const auto pruned = static_cast<int64_t>(std::nearbyint(heads_ * static_cast<double>(flat.size())));  // half to even, as Python's round
     return at::zeros({layers * kv_heads}, at::kBool).index_fill_(0, order.narrow(0, 0, pruned), true).view({layers, kv_heads});
@@ -86,7 +89,6 @@ class DuoAllocator final : public Allocator {
 
   std::string patterns_;
   double heads_;
-  std::vector<std::vector<double>> scores_;
 };
 }  // namespace
 
