@@ -34,7 +34,7 @@ at::Tensor logits_on(const ModelConfig& config, at::Device device, at::ScalarTyp
 
 }  // namespace
 
-TEST_CASE("CUDA logits equal CPU logits on random models (float32; bfloat16 within its rounding)", "[cuda]") {
+TEST_CASE("CUDA logits equal CPU logits on random models (float32, bfloat16 within its rounding)", "[cuda]") {
   if (!cuda_here()) return;
   for (const std::string preset : {"qwen2.5-0.5b", "llama-3.1-8b", "qwen3-8b"}) {
     ModelConfig config = random_model_config(preset);

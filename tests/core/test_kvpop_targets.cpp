@@ -126,7 +126,7 @@ TEST_CASE("pairwise logistic loss by hand", "[kvpop][targets]") {
   CHECK(pairwise_logistic_loss(fe, fb, label, 0.5).item<double>() == Approx(expected).epsilon(1e-12));
 }
 
-TEST_CASE("scorer features un-rotate keys; scorer files round-trip", "[kvpop][scorer]") {
+TEST_CASE("scorer features un-rotate keys, scorer files round-trip", "[kvpop][scorer]") {
   const Model model = peaked_model(at::kFloat);
   const at::Tensor k0 = at::randn({1, 2, 6, 4}), v = at::randn({1, 2, 6, 4});
   const at::Tensor positions = at::tensor({3, 9, 10, 17, 40, 41}, at::kLong).unsqueeze(0);

@@ -240,7 +240,7 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
 }  // namespace
 
 TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLLM, Knorm, KeyDiff, SnapKV, "
-          "ObservedAttention, TOVA, ExpectedAttention, LagKV, CUR, LeverageScore, NonCausalAttn, Compactor, QFilter; "
+          "ObservedAttention, TOVA, ExpectedAttention, LagKV, CUR, LeverageScore, NonCausalAttn, Compactor, QFilter, "
           "AdaKV, PyramidKV, ChunkKV and DuoAttention)", "[policy][peers]") {
   KVBENCH_REQUIRE_SHARED("models/tinystories-656k");
   if (!peer_available("kvpress")) return;

@@ -98,7 +98,7 @@ TEST_CASE("per-KV-head policies keep different entries in different heads", "[re
   }
 }
 
-TEST_CASE("sampled rollouts: same seed, same tokens; rollouts differ from each other", "[generate]") {
+TEST_CASE("sampled rollouts: same seed, same tokens, rollouts differ from each other", "[generate]") {
   KVBENCH_REQUIRE_SHARED("models/stories260K");
   const Model model = Model::load(shared_dir() / "models/stories260K");
   auto policy = make_policy("counter-causal-fast");

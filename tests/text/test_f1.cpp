@@ -140,7 +140,7 @@ TEST_CASE("locomo_paper_score: whole-gold F1, commas with blank parts dropped, a
   CHECK_THROWS_WITH(locomo_paper_score(0, "x", "x"), Catch::Contains("category 0"));
 }
 
-TEST_CASE("qasper_paper_tokens: a leading yes/no/unanswerable is the whole answer; articles as tokens", "[f1][qasper]") {
+TEST_CASE("qasper_paper_tokens: a leading yes/no/unanswerable is the whole answer, articles as tokens", "[f1][qasper]") {
   CHECK(qasper_paper_tokens("Yes, it does.") == Tokens{"yes"});
   CHECK(qasper_paper_tokens("No. The paper uses a dog.") == Tokens{"no"});
   CHECK(qasper_paper_tokens("Unanswerable: the text does not say") == Tokens{"unanswerable"});

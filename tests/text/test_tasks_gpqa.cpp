@@ -25,7 +25,7 @@ TEST_CASE("GPQA permutation: hand-checked values of the documented shuffle", "[t
   CHECK(gpqa_permutation("x") == std::vector<int>{3, 0, 2, 1});
 }
 
-TEST_CASE("GPQA prompt: simple-evals template with shuffled options; grade by letter", "[tasks][gpqa]") {
+TEST_CASE("GPQA prompt: simple-evals template with shuffled options, grade by letter", "[tasks][gpqa]") {
   const auto samples = gpqa_samples_from_csv(
       kHeader + "\"What is 2+2?\n(Think.)\",Four,Three,Five,\" Twenty-two \",x,Math,Arithmetic\n", "fake.csv");
   REQUIRE(samples.size() == 1);

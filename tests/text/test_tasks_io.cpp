@@ -37,7 +37,7 @@ TEST_CASE("string_field names the record and the field", "[tasks][jsonl]") {
                     Catch::Contains("\"level\" is not a string"));
 }
 
-TEST_CASE("CSV: quoted fields with commas, escaped quotes and line breaks; CRLF", "[tasks][csv]") {
+TEST_CASE("CSV: quoted fields with commas, escaped quotes and line breaks, CRLF", "[tasks][csv]") {
   const std::string text =
       "id,text,n\r\n"
       "1,\"a, b\",x\r\n"

@@ -221,7 +221,7 @@ TEST_CASE("an infinite loop times out at the default limit and the run continues
   CHECK(task.grade(sample, answer("print(sum(map(int, input().split())))\n")).score == 1.0);
 }
 
-TEST_CASE("no code block gives pred=None; no tests gives an ungraded 0", "[livecodebench]") {
+TEST_CASE("no code block gives pred=None, no tests gives an ungraded 0", "[livecodebench]") {
   const auto task = fixture_task();
   auto no_code = task.grade(fixture_sample("fixture_sum"), "I think the answer is to add them.");
   CHECK_FALSE(no_code.pred.has_value());
@@ -234,7 +234,7 @@ TEST_CASE("no code block gives pred=None; no tests gives an ungraded 0", "[livec
   CHECK_THAT(no_tests.details["reason"].get<std::string>(), Catch::Contains("pass@1 needs"));
 }
 
-TEST_CASE("prompt is the record's prompt; chat mode is one user turn", "[livecodebench]") {
+TEST_CASE("prompt is the record's prompt, chat mode is one user turn", "[livecodebench]") {
   const auto task = fixture_task();
   const Sample sample = fixture_sample("fixture_sum");
   const auto prompt = task.prompt(sample);

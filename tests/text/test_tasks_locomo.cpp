@@ -85,7 +85,7 @@ TEST_CASE("locomo conversation: sessions in numeric order with dates, speaker tu
   CHECK_THAT(conversation, !Catch::Contains("Session 20"));
 }
 
-TEST_CASE("locomo prompt: instruction, conversation, question, Answer:; category 5 adds the abstention rule",
+TEST_CASE("locomo prompt: instruction, conversation, question, Answer:, category 5 adds the abstention rule",
           "[tasks][locomo]") {
   KVBENCH_REQUIRE_SHARED(kLocomoFile);
   auto task = make_task("locomo");

@@ -43,7 +43,7 @@ TEST_CASE("MATH500 loads 500 problems with stable ids and metadata", "[tasks][ma
   CHECK(ids.size() == 500);
 }
 
-TEST_CASE("MATH500 raw prompt is the reference string; chat splits instruction and problem", "[tasks][math500]") {
+TEST_CASE("MATH500 raw prompt is the reference string, chat splits instruction and problem", "[tasks][math500]") {
   KVBENCH_REQUIRE_SHARED("datasets/math500/test.jsonl");
   const auto samples = load_shared("math500", "math500/test.jsonl");
   const auto prompt = make_task("math500")->prompt(samples[0]);
@@ -61,7 +61,7 @@ TEST_CASE("MATH500 raw prompt is the reference string; chat splits instruction a
   CHECK(prompt.messages[1].content == "Problem: " + problem);
 }
 
-TEST_CASE("MATH500 stops at the first complete \\boxed{}; defaults", "[tasks][math500]") {
+TEST_CASE("MATH500 stops at the first complete boxed answer, defaults", "[tasks][math500]") {
   auto task = make_task("math500");
   CHECK_FALSE(task->should_stop("so the answer is \\boxed{\\frac{1}{"));
   CHECK(task->should_stop("so the answer is \\boxed{\\frac{1}{2}}"));
@@ -86,7 +86,7 @@ TEST_CASE("MATH500 grading: last boxed answer, math equivalence, pred=None", "[t
   CHECK_THROWS_WITH(task->grade(no_gold, "\\boxed{1}"), Catch::Contains("sample x") && Catch::Contains("\"answer\""));
 }
 
-TEST_CASE("AIME24 and AIME25 load 30 problems each; integer grading ignores leading zeros", "[tasks][aime]") {
+TEST_CASE("AIME24 and AIME25 load 30 problems each, integer grading ignores leading zeros", "[tasks][aime]") {
   KVBENCH_REQUIRE_SHARED("datasets/aime24/test.jsonl");
   KVBENCH_REQUIRE_SHARED("datasets/aime25/test.jsonl");
   const auto aime24 = load_shared("aime24", "aime24/test.jsonl");
@@ -129,7 +129,7 @@ TEST_CASE("AIME prompt: MathArena's instruction, then the problem", "[tasks][aim
   CHECK(defaults.max_new_tokens == 32768);
 }
 
-TEST_CASE("HMMT Feb 2025 loads 30 LaTeX answers; graded by math equivalence", "[tasks][hmmt]") {
+TEST_CASE("HMMT Feb 2025 loads 30 LaTeX answers, graded by math equivalence", "[tasks][hmmt]") {
   KVBENCH_REQUIRE_SHARED("datasets/hmmt_feb_2025/test.jsonl");
   const auto samples = load_shared("hmmt-feb-2025", "hmmt_feb_2025/test.jsonl");
   REQUIRE(samples.size() == 30);

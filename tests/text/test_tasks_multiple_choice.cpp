@@ -28,7 +28,7 @@ TEST_CASE("extract_choice_letter: Answer: X wins, the last one counts", "[tasks]
   CHECK(extract_choice_letter("Answer: Because of D", "ABCD") == 'D');
 }
 
-TEST_CASE("extract_choice_letter: \\boxed{X}, then the last standalone letter", "[tasks][mc]") {
+TEST_CASE("extract_choice_letter: a boxed letter, then the last standalone letter", "[tasks][mc]") {
   CHECK(extract_choice_letter("so the result is \\boxed{B}. Option D is wrong", "ABCD") == 'B');
   CHECK(extract_choice_letter("\\boxed{\\text{C}}", "ABCD") == 'C');
   CHECK(extract_choice_letter("\\boxed{(A)}", "ABCD") == 'A');

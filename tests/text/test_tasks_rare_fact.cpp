@@ -71,7 +71,7 @@ TEST_CASE("rare-fact: same seed gives byte-identical samples, other seeds differ
   CHECK(longer[4].inputs.dump() == a[4].inputs.dump());
 }
 
-TEST_CASE("rare-fact: each fact appears exactly once, at its position; questions at the end", "[tasks][rare-fact]") {
+TEST_CASE("rare-fact: each fact appears exactly once, at its position, questions at the end", "[tasks][rare-fact]") {
   auto task = make_task("rare-fact");
   for (const std::string spec : {"rare-fact:seed=1,samples=10,words=400,facts=3",
                                  "rare-fact:seed=2,samples=10,words=100,facts=1",

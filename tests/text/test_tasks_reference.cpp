@@ -177,7 +177,7 @@ TEST_CASE("Protocol::Reference tasks agree with the counter-causal paper's tasks
   CHECK(mismatches == 0);
 }
 
-TEST_CASE("Protocol::Reference MATH500: the last \\boxed{} only, and math-verify or a clear error", "[tasks][reference]") {
+TEST_CASE("Protocol::Reference MATH500: the last boxed answer only, and math-verify or a clear error", "[tasks][reference]") {
   using kvbench::graders::reference_boxed_answer;
   CHECK(reference_boxed_answer("\\boxed{1} and \\boxed{ {2} }") == "{2}");
   CHECK_FALSE(reference_boxed_answer("\\boxed{1} and then \\boxed{2").has_value());  // an earlier box does not count

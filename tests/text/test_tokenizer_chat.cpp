@@ -85,7 +85,7 @@ TEST_CASE("NFC composes, reorders and respects composition exclusions", "[tokeni
 }
 
 // Expectations from the Unicode Standard's own examples (UAX #15, figures 3-6) and SpecialCasing.txt.
-TEST_CASE("NFD, NFKC and NFKD decompose; Lowercase maps whole characters", "[tokenizer]") {
+TEST_CASE("NFD, NFKC and NFKD decompose, Lowercase maps whole characters", "[tokenizer]") {
   using namespace kvbench::unicode;
   CHECK(to_nfd("\u00C5") == "A\u030A");                      // canonical
   CHECK(to_nfd("\uAC01") == "\u1100\u1161\u11A8");            // Hangul, arithmetically
