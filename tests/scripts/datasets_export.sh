@@ -75,7 +75,9 @@ for name, limit in (("vt", 30), ("vt5", 5)):
 print("each row its own max_new_tokens: vt 30, edited rows 5")
 PY
 
-expect_error "sample .* of task math500: its prompt has no context/question split" \
-  kvbench datasets export --model "$model" --task math500 --out "$work/math.jsonl"
+echo '{"problem": "What is 1+1?", "answer": "2", "unique_id": "test/one.json", "subject": "Algebra", "level": 1, "solution": "2"}' \
+  > "$work/math500.jsonl"
+expect_error "sample test/one.json of task math500: its prompt has no context/question split" \
+  kvbench datasets export --model "$model" --task math500 --data "$work/math500.jsonl" --out "$work/math.jsonl"
 [[ ! -e "$work/math.jsonl" ]] || fail "a refused export wrote $work/math.jsonl"
 echo "datasets_export: all checks passed"

@@ -7,8 +7,10 @@
 # --pipeline kvpress. Per sample: the predicted answers identical, and the scores of evaluate.py's RULER metric
 # identical to kvbench's (× 100, rounded to 2 decimals as evaluate.py rounds); per task, metrics.json's score
 # equal to kvbench's mean.
-# A slice by default (5 presses at ratio 0.5, one sample a task); KVPRESS_EVALUATE_FULL=1 runs every press at
-# 0.25, 0.5, 0.75 and 0.875 with two samples a task, and prints the table.
+# Each row runs its own max new tokens on both sides (evaluate.py's max_new_tokens null; kvbench's max_new unset);
+# KVPRESS_EVALUATE_MAX_NEW=N gives both N. A slice by default (5 presses at ratio 0.5, one sample a task);
+# KVPRESS_EVALUATE_FULL=1 runs every press at 0.25, 0.5, 0.75 and 0.875 with two samples a task (KVPRESS_EVALUATE_RATIOS
+# and KVPRESS_EVALUATE_SAMPLES override both), and prints the table.
 set -uo pipefail
 source "$(dirname "$0")/common.bash"
 require_h5py
@@ -22,7 +24,7 @@ gguf=${KVBENCH_MODELS:-$HOME/.cache/kvbench/models}/smollm2-135m-instruct/SmolLM
 "$peer_python" -c "import kvpress" 2>/dev/null || skip "$peer_python has no kvpress"
 
 full=${KVPRESS_EVALUATE_FULL:-0}
-samples=$([[ $full == 1 ]] && echo 2 || echo 1)
+samples=${KVPRESS_EVALUATE_SAMPLES:-$([[ $full == 1 ]] && echo 2 || echo 1)}
 for task in niah_single_1 niah_multikey_2 vt fwe; do
   kvbench datasets export --model "$gguf" --task ruler --data "ruler:$task,length=1536,samples=$samples" \
     --out "$work/$task.jsonl" > /dev/null || fail "kvbench datasets export $task"
@@ -37,9 +39,10 @@ for index, row in enumerate(rows):
 PY
 
 # kvpress's registry name → kvbench's job fields (evaluate_registry.py; the leaderboard recipe's choices).
-/usr/bin/python3 - "$work" "$gguf" "$full" <<'PY' || fail "cases"
+/usr/bin/python3 - "$work" "$gguf" "$full" "${KVPRESS_EVALUATE_MAX_NEW:-}" "${KVPRESS_EVALUATE_RATIOS:-}" <<'PY' || fail "cases"
 import json, sys
 work, gguf, full = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+max_new = int(sys.argv[4]) if sys.argv[4] else None  # None: each row its own
 ADA = "ada:safeguard=0.2"
 PRESSES = {  # name: (kvbench fields, query_aware, reseed)
     "knorm": ({"policy": "knorm"}, False, None),
@@ -58,8 +61,7 @@ PRESSES = {  # name: (kvbench fields, query_aware, reseed)
     "chunkkv": ({"policy": "snapkv", "allocator": "chunkkv", "recent": 0}, True, None),
 }
 slice_ = ["knorm", "snapkv", "lagkv", "compactor", "chunkkv"]
-ratios = [0.25, 0.5, 0.75, 0.875] if full else [0.5]
-max_new = 24
+ratios = [float(r) for r in sys.argv[5].split(",")] if sys.argv[5] else [0.25, 0.5, 0.75, 0.875] if full else [0.5]
 cases, parts = [], [{"grid": {"policy": ["full"]}}]
 cases.append({"press_name": "no_press", "compression_ratio": 0.0, "query_aware": False, "max_new_tokens": max_new,
               "output": f"{work}/peer-no_press.json", "kvbench": {"policy": "full", "ratio": 0}})
@@ -79,7 +81,7 @@ for name, (fields, query_aware, reseed) in PRESSES.items():
         cases.append(case)
 json.dump(cases, open(f"{work}/cases.json", "w"), indent=1)
 base = {"model": gguf, "task": "ruler", "data": f"{work}/rows.jsonl", "prompt_mode": "chat", "pipeline": "kvpress",
-        "mode": "prefill_end", "max_new": max_new, "temperature": 0, "rollouts": 1}
+        "mode": "prefill_end", "max_new": max_new or 0, "temperature": 0, "rollouts": 1}
 for i, part in enumerate(parts):  # one sweep a part: its own fields on top of the shared ones
     json.dump({"output_dir": f"{work}/kvbench/{i}", "base": dict(base, **part.get("base", {})), "grid": part["grid"]},
               open(f"{work}/sweep-{i}.json", "w"), indent=1)
