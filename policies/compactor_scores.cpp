@@ -77,7 +77,7 @@ class CompactorPolicy final : public Policy {
   KeepRule keep_rule(const CacheBudget& budget) const override { return {false, budget.recent, Granularity::PerKvHead}; }
   ScoreKind score_kind() const override { return ScoreKind::PerKvHead; }
   void observe(const ForwardResult& step, const KvCache&) override {
-    if (needs().step_queries) queries_.observe(step);
+    if (rule_.attention) queries_.observe(step);
   }
   void expand_batch(int64_t batch) override { queries_.expand_batch(batch); }
   void reset() override {
@@ -89,7 +89,7 @@ class CompactorPolicy final : public Policy {
     const KvCache& cache = context.cache;
     const double blending = rule_.blending >= 0 ? rule_.blending : evicted_share(context);
     return score_each_layer(cache, [&](int64_t l, const at::Tensor& positions) {
-      const at::Tensor queries = needs().step_queries ? queries_.held(context.model, l, positions) : at::Tensor();
+      const at::Tensor queries = rule_.attention ? queries_.held(context.model, l, positions) : at::Tensor();
       std::vector<at::Tensor> rows = {cache.keys(l), cache.values(l), positions};
       if (queries.defined()) rows.push_back(queries);
       return score_held_sequences(positions, rows, [&](const std::vector<at::Tensor>& row) {
