@@ -16,6 +16,8 @@
 
 namespace kvbench {
 
+class Tokenizer;
+
 // The cache budget of the paper: persistent memory J, refresh every h tokens, a frozen prefix that
 // never leaves, a recent window that always stays, and min_gap for the counter-causal mask.
 struct CacheBudget {
@@ -34,6 +36,7 @@ struct CacheBudget {
   // resolve_budget (run/job.h) sets both from the allocator; a policy reads only `ragged`.
   std::string allocator = "uniform";  // the allocator's spec, knobs included ("pyramid:ratio=3")
   bool ragged = false;
+  bool rerotate = false;  // --rerotate-keys: KeepRule::rerotate for any policy
 };
 
 // What the engine must capture for a policy during causal steps.
@@ -42,6 +45,9 @@ struct PolicyNeeds {
   AttentionCapture step_attention = AttentionCapture::None;  // attention of every forward (tova, h2o-true)
   bool step_queries = false;  // every forward's queries before RoPE (expected-attention)
   bool every_refresh_point = false;  // scored at every refresh point, also within budget (h2o's accumulator)
+  // The question inside the compressed prompt, tokenized apart from the context before it (kvpress's FinchPress
+  // reads it after a delimiter token): Preparation::query_window says how many tokens it has.
+  bool query_window = false;
 };
 
 enum class Granularity { Token, PerKvHead };
@@ -59,6 +65,9 @@ struct KeepRule {
   int64_t recent = 0;           // effective recent window (always kept)
   Granularity granularity = Granularity::Token;
   int64_t sinks = 0;            // entries right after the frozen prefix always kept (counted in J)
+  // After the refresh each row's kept keys are rotated to the positions 0, 1, … in order, and the tokens fed after
+  // them follow at the next positions (kvpress's KeyRerotationPress; also --rerotate-keys for any policy).
+  bool rerotate = false;
 };
 
 // Text-level stop (stop strings, a complete \boxed{}): called with a rollout's tokens so far.
@@ -78,6 +87,12 @@ struct Preparation {
   const std::vector<int64_t>& prompt;
   const CacheBudget& budget;
   std::function<std::vector<int64_t>()> full_cache_continuation;
+  // How the prompt was written, for a policy that writes prompts of its own (kvzip's reconstruction request):
+  // the job's tokenizer (null where generation runs without one) and whether the prompt is a chat turn.
+  const Tokenizer* tokenizer = nullptr;
+  bool chat = false;
+  // With PolicyNeeds::query_window: how many of the compressed prompt's last tokens state the question.
+  int64_t query_window = 0;
 };
 
 class Policy;

@@ -34,6 +34,8 @@
   X("non-causal-attention", non_causal_attention) \
   X("compactor", compactor)                      \
   X("qfilter", qfilter)                          \
+  X("finch", finch)                              \
+  X("kvzip", kvzip)                              \
   /* (one line each, ending in a backslash, before this one) */
 
 namespace kvbench {

@@ -6,7 +6,11 @@
 #include <map>
 
 #include "common/spec.h"
+#include <limits>
+
+#include "common/error.h"
 #include "tasks/jsonl.h"
+#include "train/duo_patterns.h"
 #include "tasks/task.h"
 
 namespace kvbench::api {
@@ -119,6 +123,17 @@ std::optional<RecallReport> train_scorer(const TrainScorerRequest& request) {
   }
   scorer.save(r.out, metadata);
   return recall;
+}
+
+std::vector<std::vector<double>> duo_patterns(const DuoPatternsRequest& r) {
+  if (r.samples < 1) fail("--samples must be positive (got {})", r.samples);
+  LoadedModel loaded = load_model(r.model);
+  const Tokenizer tokenizer = loaded.tokenizer ? std::move(*loaded.tokenizer) : Tokenizer::load(r.model.model);
+  std::vector<std::vector<int64_t>> texts = load_sequences(r.data, tokenizer, std::numeric_limits<int64_t>::max());
+  if (static_cast<int64_t>(texts.size()) > r.samples) texts.resize(r.samples);
+  const auto scores = duo_head_scores(loaded.model, texts, r.length);
+  write_duo_patterns(r.out, scores);
+  return scores;
 }
 
 }  // namespace kvbench::api

@@ -50,4 +50,17 @@ struct TrainScorerRequest {
 // settings (and the held-out recall) as metadata. Returns the recall on request.eval_data, if given.
 std::optional<RecallReport> train_scorer(const TrainScorerRequest& request);
 
+// DuoAttention's head patterns estimated on the fly (train/duo_patterns.h): the model's mean queries and keys over
+// the first `samples` texts of `data`, written to the directory `out` for --allocator duo:patterns=OUT.
+struct DuoPatternsRequest {
+  ModelSource model;         // needs its tokenizer
+  std::string data;          // a generated task's spec or a JSONL file of {"text": ...}, as train_scorer reads
+  std::string out;
+  int64_t samples = 50;      // kvpress: 50 BookSum chapters (drawn with seed 42 from the hub's kmfoda/booksum)
+  int64_t length = 500;      // positions the mean query and key are repeated over (kvpress's q_len)
+};
+
+// Scores [layer][KV head], also written.
+std::vector<std::vector<double>> duo_patterns(const DuoPatternsRequest& request);
+
 }  // namespace kvbench::api

@@ -144,6 +144,17 @@ void KvCache::end_append(const at::Tensor& ids, const at::Tensor& positions, con
   pending_ = 0;
 }
 
+void KvCache::set_keys(int64_t layer, const at::Tensor& keys) {
+  if (pending_ != 0) fail("KvCache: set_keys while an append is in progress");
+  this->keys(layer).copy_(keys);
+}
+
+KvCache KvCache::scratch() const {
+  KvCache copy = *this;
+  copy.last_ids_ = last_ids_.clone();  // the one piece of state an append changes in place
+  return copy;
+}
+
 void KvCache::compact(const at::Tensor& keep) {
   if (per_head()) fail("KvCache::compact: the cache is per head; use compact_per_head");
   at::Tensor index = keep.to(ids_.device(), at::kLong);

@@ -81,6 +81,11 @@ class KvCache {
   void compact_ragged(const at::Tensor& keep);
   // Replicate sequence 0 into `batch` sequences (rollouts sharing a prefilled prompt).
   void expand_batch(int64_t batch);
+  // Layer `layer`'s keys become `keys` [B, KV, size(layer), D] (key rerotation moves the kept keys to new positions).
+  void set_keys(int64_t layer, const at::Tensor& keys);
+  // A cache that runs further tokens against this one's entries without changing it (kvzip's reconstruction
+  // passes): it shares the entries' storage, and what it appends lands past them, where this cache never reads.
+  KvCache scratch() const;
 
  private:
   void reserve(int64_t capacity);

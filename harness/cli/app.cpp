@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   kvbench::cli::add_report_command(app);
   kvbench::cli::add_train_demo_command(app);
   kvbench::cli::add_train_scorer_command(app);
+  kvbench::cli::add_duo_patterns_command(app);
   kvbench::cli::add_datasets_command(app);
   kvbench::cli::add_models_command(app);
   kvbench::cli::add_doctor_command(app);

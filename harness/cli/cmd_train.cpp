@@ -129,4 +129,33 @@ void add_train_scorer_command(CLI::App& app) {
   cmd->callback([o] { run_train_scorer(*o); });
 }
 
+void add_duo_patterns_command(CLI::App& app) {
+  struct Options {
+    JobCliOptions options;  // the model's
+    api::DuoPatternsRequest request;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = app.add_subcommand(
+      "duo-patterns",
+      "Estimate DuoAttention's head patterns on the fly, as kvpress's DuoAttentionPress(on_the_fly_scoring=True):\n"
+      "per layer and KV head, how far the mean query (over a text's tokens) looks back at the mean key repeated over\n"
+      "--length positions, averaged over the texts. Writes DuoAttention's attn_patterns (sink 128, recent 256), for\n"
+      "--policy streaming --sinks 128 --J 384 --allocator duo:patterns=DIR,heads=R.\n"
+      "Example: kvbench duo-patterns --model models/Qwen3-8B --data booksum.jsonl --out patterns/Qwen3-8B");
+  o->options.add_model(cmd);
+  api::DuoPatternsRequest& r = o->request;
+  cmd->add_option("--data", r.data,
+                  "Texts: a JSONL file of {\"text\": ...} (kvpress reads BookSum's chapters) or a generated task's spec")
+      ->required();
+  cmd->add_option("--out", r.out, "Patterns directory (config.json, full_attention_heads.tsv)")->required();
+  cmd->add_option("--samples", r.samples, "The first n texts")->capture_default_str();
+  cmd->add_option("--length", r.length, "Positions of the repeated mean query and key (kvpress's q_len)")
+      ->capture_default_str();
+  cmd->callback([o] {
+    o->request.model = o->options.model_source();
+    api::duo_patterns(o->request);
+    spdlog::info("DuoAttention patterns written to {}", o->request.out);
+  });
+}
+
 }  // namespace kvbench::cli

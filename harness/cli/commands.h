@@ -16,6 +16,7 @@ void add_sweep_command(CLI::App& app);  // also merge
 void add_report_command(CLI::App& app);  // also inspect
 void add_train_demo_command(CLI::App& app);
 void add_train_scorer_command(CLI::App& app);
+void add_duo_patterns_command(CLI::App& app);
 void add_datasets_command(CLI::App& app);
 void add_models_command(CLI::App& app);
 void add_doctor_command(CLI::App& app);

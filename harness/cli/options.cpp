@@ -101,6 +101,7 @@ void JobCliOptions::add_policy(CLI::App* command) {
   for (const char* field : {"h", "recent"}) add(command, field, false);
   for (const char* field : {"frozen", "min_gap", "sinks", "mode"}) add(command, field);
   add(command, "allocator")->description(allocator_help())->check(CLI::Validator(api::allocator_spec_error, "SPEC"));
+  add(command, "rerotate_keys");
   for (const char* field : {"smooth", "keep_span"}) add(command, field);
   add(command, "profile")->description(profile_help());
   add(command, "policy_seed");

@@ -102,6 +102,13 @@ void validate(const GenerationSettings& s, int64_t prompt_length, const Policy& 
   const KeepRule rule = policy.keep_rule(b);
   if (rule.recent > b.J)
     fail("policy {} always keeps the newest {} entries, more than J ({})", policy.name(), rule.recent, b.J);
+  // Positions move once, after the one compression, and every row must keep as many entries.
+  if ((rule.rerotate || b.rerotate) && s.shadow_full)
+    fail("--shadow full compares with a twin at the original positions, which key rerotation moves");
+  if ((rule.rerotate || b.rerotate) && (b.mode != CacheBudget::Mode::PrefillEnd || b.ragged))
+    fail("key rerotation ({}) needs --mode prefill_end and an allocator that keeps as many entries in every layer "
+         "and head (uniform)",
+         b.rerotate ? "--rerotate-keys" : "policy " + policy.name());
 }
 
 namespace {
@@ -129,12 +136,14 @@ SampleGeneration::SampleGeneration(const Model& model, Policy& policy, std::vect
   result_.prompt = std::move(prompt);
   if (settings_.shadow_full) observers_.push_back(std::make_unique<ShadowRun>(model_, settings_.rollouts));
   policy_.reset();
-  policy_.prepare({model_, result_.prompt, settings_.budget, [this] {
+  policy_.prepare({model_, result_.prompt, settings_.budget,
+                   [this] {
                      const auto full = make_policy("full");
                      return generate(model_, *full, result_.prompt, look_ahead_settings(settings_), stop_)
                          .rollouts[0]
                          .generated;
-                   }});
+                   },
+                   settings_.tokenizer, settings_.chat, settings_.query_window});
 }
 
 SampleGeneration::~SampleGeneration() = default;
@@ -151,6 +160,7 @@ void SampleGeneration::add_refresh(RefreshRecord record, const char* phase, int6
   record.phase = phase;
   record.step = index;
   record.processed = processed;
+  if (record.rerotated) rope_shift_ = processed - cache_.size();
   result_.refreshes.push_back(std::move(record));
   for (auto& observer : observers_) observer->refreshed(cache_);
 }
@@ -208,13 +218,13 @@ StepInput SampleGeneration::next_step() {
                                at::kLong)
                         .unsqueeze(0)
                         .to(device),
-                    at::arange(prompt_fed_, prompt_fed_ + length, at::kLong).unsqueeze(0).to(device), &cache_,
+                    at::arange(prompt_fed_ - rope_shift_, prompt_fed_ + length - rope_shift_, at::kLong).unsqueeze(0).to(device), &cache_,
                     step_options()};
     std::tie(fed_ids_, fed_positions_) = std::tie(input.ids, input.positions);
     return input;
   }
   ++step_;
-  StepInput input{rollouts_->last_tokens(device), at::full({settings_.rollouts, 1}, P + step_ - 1, at::kLong).to(device),
+  StepInput input{rollouts_->last_tokens(device), at::full({settings_.rollouts, 1}, P + step_ - 1 - rope_shift_, at::kLong).to(device),
                   &cache_, {}};
   input.options = step_options();
   if (!observers_.empty()) std::tie(fed_ids_, fed_positions_) = std::tie(input.ids, input.positions);

@@ -48,6 +48,11 @@ struct GenerationSettings {
   // The prompt's last tokens that no prefill refresh sees (kvpress's pipeline: the question and answer prefix,
   // fed in one pass after the context's compression); 0: every prompt token is a candidate.
   int64_t question_tokens = 0;
+  // What a policy may read of how the prompt was written (Preparation): the tokenizer, chat or raw, and the
+  // question's tokens at the end of the compressed part (PolicyNeeds::query_window).
+  const Tokenizer* tokenizer = nullptr;
+  bool chat = false;
+  int64_t query_window = 0;
   std::vector<int64_t> eos_ids;
   bool shadow_full = false;          // --shadow full: compare every step with a full-cache twin (engine/shadow.h)
 };
@@ -127,6 +132,7 @@ class SampleGeneration {
   GenerationResult result_;
   int64_t prompt_fed_ = 0, chunks_fed_ = 0;  // prompt tokens and chunks fed so far
   int64_t step_ = 0;  // decode steps fed so far
+  int64_t rope_shift_ = 0;  // after key rerotation: positions the cache's RoPE moved back (fed tokens follow it)
   double cache_size_sum_ = 0.0, entries_sum_ = 0.0;
   std::chrono::steady_clock::time_point prefill_start_, decode_start_;
 };

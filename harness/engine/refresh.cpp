@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "engine/allocator.h"
 #include "engine/budget.h"
+#include "policies/layer_scores.h"
 
 namespace kvbench {
 
@@ -49,7 +50,17 @@ std::vector<at::Tensor> score_jobs(const Model& model, const std::vector<Refresh
   return scores;
 }
 
-void compact(const RefreshJob& job, const at::Tensor& scores, RefreshRecord& record) {
+// Key rerotation (kvpress's KeyRerotationPress): each row's kept keys, rotated from their positions to their
+// ranks 0, 1, …, as if the evicted tokens had never been there. A rotation by the difference, as kvpress rotates.
+void rerotate_keys(const Model& model, KvCache& cache) {
+  for (int64_t l = 0; l < cache.num_layers(); ++l) {
+    const at::Tensor positions = cache.head_positions(l);  // [B, KV, M]
+    const at::Tensor ranks = at::arange(positions.size(2), positions.options()).expand_as(positions);
+    cache.set_keys(l, rope_per_head(model, cache.keys(l), ranks - positions));
+  }
+}
+
+void compact(const Model& model, const RefreshJob& job, const at::Tensor& scores, RefreshRecord& record) {
   const auto start = std::chrono::steady_clock::now();
   const KeepRule rule = job.policy.keep_rule(job.budget);
   // Phrase rules meet only allocators that are not ragged (validate_allocator); inactive, they change nothing.
@@ -64,6 +75,8 @@ void compact(const RefreshJob& job, const at::Tensor& scores, RefreshRecord& rec
     job.cache.compact(keep);
   job.policy.on_compact(keep);
   record.kept_positions = snapshot(job.cache.all_positions(), at::kLong);
+  record.rerotated = rule.rerotate || job.budget.rerotate;
+  if (record.rerotated) rerotate_keys(model, job.cache);
   record.compaction_ms = ms_since(start);
   record.size_after = job.cache.size();
 }
@@ -74,7 +87,7 @@ std::vector<RefreshRecord> refresh_together(const Model& model, const std::vecto
   std::vector<RefreshRecord> records;
   for (const RefreshJob& job : jobs) records.push_back(record_before(job));
   const std::vector<at::Tensor> scores = score_jobs(model, jobs, records);
-  for (size_t i = 0; i < jobs.size(); ++i) compact(jobs[i], scores[i], records[i]);
+  for (size_t i = 0; i < jobs.size(); ++i) compact(model, jobs[i], scores[i], records[i]);
   return records;
 }
 

@@ -21,6 +21,7 @@ struct RefreshRecord {
   at::Tensor scores;              // [B, N] or [B, L, KV, N] float32 (CPU); undefined if the policy has none
   at::Tensor kept_positions;      // [B, M] or [B, L, KV, M] original positions kept (CPU), -1 = padding
   int64_t candidates_begin = 0, candidates_end = 0;  // slots that competed: [begin, end)
+  bool rerotated = false;         // the kept keys now sit at positions 0 … size_after − 1 (KeepRule::rerotate)
   // Scoring shared by several samples (refresh_together) records that call's time divided among them.
   double scoring_ms = 0.0, compaction_ms = 0.0;
 };

@@ -103,6 +103,7 @@ CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t
   b.mode = spec.mode == "chunked" ? CacheBudget::Mode::Chunked : CacheBudget::Mode::PrefillEnd;
   b.allocator = spec.allocator;
   b.ragged = find_allocator(spec.allocator).ragged();
+  b.rerotate = spec.rerotate_keys;
   return b;
 }
 

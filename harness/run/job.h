@@ -58,6 +58,7 @@ struct BudgetSpec {
   std::string mode = "chunked";  // or prefill_end
   // A spec (engine/allocator.h): uniform, pyramid[:ratio=R], ada[:safeguard=A]; absent from the JSON when uniform.
   std::string allocator = "uniform";
+  bool rerotate_keys = false;  // KeepRule::rerotate for any policy (kvpress's KeyRerotationPress)
 };
 
 // h when the user gives none: J/4 (at least 1).

@@ -162,6 +162,11 @@ const std::vector<JobField>& job_fields() {
             "How J is spread over layers and KV heads: an allocator, with knobs as a policy's (pyramid:ratio=3, "
             "ada:safeguard=0.2)",
             &J::budget, &B::allocator),
+      field("rerotate_keys", Written::unless_default,
+            "After the compression each layer and head's kept keys move to the positions 0, 1, ... in order, and the "
+            "tokens after them follow at the next positions (kvpress's KeyRerotationPress around any policy; finch "
+            "does it by itself). Needs --mode prefill_end and the uniform allocator",
+            &J::budget, &B::rerotate_keys),
       field("smooth", Written::always,
             "Phrase-level scores: before ranking, each candidate's score becomes the mean over a centred window of "
             "W candidates in cache order (W odd; truncated at the ends of the candidates; frozen, sinks and recent "

@@ -118,6 +118,8 @@ GenerationSettings generation_settings(const JobConfig& job, Profile profile, co
   settings.max_new_tokens = job.max_new;
   settings.rollouts = job.rollouts;
   if (tokenizer) settings.eos_ids = end_ids(profile, *tokenizer);
+  settings.tokenizer = tokenizer;
+  settings.chat = job.prompt_mode == "chat";
   settings.shadow_full = job.shadow == "full";
   return settings;
 }

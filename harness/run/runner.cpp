@@ -42,11 +42,15 @@ int64_t code_points(const std::string& text) {
 // with a separator after it and split there, so that the question follows the context inside the turn and
 // the turn's end and the assistant header follow the question; without one, BOS + context, and "\n" after the
 // question. Then the answer prefix. Context and question are tokenized apart, without special tokens.
+// With compress_questions the question joins the context: as one text, or, for a policy that reads the question's
+// window, after kvpress's delimiter token, which splits the tokenization there and is then dropped (FinchPress).
 EncodedPrompt kvpress_prompt(const tasks::PromptParts& parts, const Tokenizer& tokenizer, bool chat,
-                             bool compress_questions) {
+                             bool compress_questions, bool question_apart) {
+  static const std::string kDelimiter = "<|finch_sep|>";
   std::string context = parts.context, question = parts.question, suffix = "\n";
-  if (compress_questions) {  // kvpress's compress_questions: the question is context too
-    context += question;
+  const bool window = compress_questions && question_apart;
+  if (compress_questions) {
+    context += window ? kDelimiter + question : question;
     question.clear();
   }
   std::vector<int64_t> ids;
@@ -60,16 +64,24 @@ EncodedPrompt kvpress_prompt(const tasks::PromptParts& parts, const Tokenizer& t
   } else if (const std::optional<int64_t> bos = tokenizer.bos_id()) {
     ids.push_back(*bos);
   }
+  std::vector<int64_t> query_ids;
+  if (window) {
+    const std::size_t at = context.rfind(kDelimiter);
+    query_ids = tokenizer.encode(context.substr(at + kDelimiter.size()), false);
+    context.resize(at);
+  }
   const std::vector<int64_t> context_ids = tokenizer.encode(context, false);
   const std::vector<int64_t> question_ids = tokenizer.encode(question + suffix + parts.answer_prefix, false);
   ids.insert(ids.end(), context_ids.begin(), context_ids.end());
+  ids.insert(ids.end(), query_ids.begin(), query_ids.end());
   ids.insert(ids.end(), question_ids.begin(), question_ids.end());
-  return {ids, 0, static_cast<int64_t>(question_ids.size())};
+  return {ids, 0, static_cast<int64_t>(question_ids.size()), static_cast<int64_t>(query_ids.size())};
 }
 
 }  // namespace
 
-EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokenizer, const JobConfig& job) {
+EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokenizer, const JobConfig& job,
+                            const PolicyNeeds& needs) {
   const bool chat = job.prompt_mode == "chat";
   if (chat && !tokenizer.has_chat_template()) fail("--prompt-mode chat: the model's tokenizer has no chat template");
   if (job.pipeline == "kvpress") {
@@ -77,7 +89,7 @@ EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokeni
       fail("task {} gives no context and question apart, which --pipeline kvpress needs (ruler, niah, longhealth, "
            "qasper, locomo and rare-fact do)",
            job.task);
-    return kvpress_prompt(*prompt.parts, tokenizer, chat, job.compress_questions);
+    return kvpress_prompt(*prompt.parts, tokenizer, chat, job.compress_questions, needs.query_window);
   }
   if (!chat) {
     const int64_t system = prompt.system_text.empty() ? 0 : tokenizer.encode(prompt.system_text, true).size();
@@ -185,13 +197,14 @@ struct SampleInFlight {
 std::unique_ptr<SampleInFlight> start_sample(const ResolvedJob& job, const tasks::Sample& sample, const Model& model,
                                              const Tokenizer& tokenizer, std::shared_ptr<Policy> carried) {
   const tasks::Task& task = job.benchmark();
+  std::shared_ptr<Policy> policy = carried ? std::move(carried) : std::shared_ptr<Policy>(job.make_policy());
   auto in_flight = std::make_unique<SampleInFlight>(
-      SampleInFlight{sample, encode_prompt(task.prompt(sample), tokenizer, job),
-                     carried ? std::move(carried) : std::shared_ptr<Policy>(job.make_policy()), nullptr});
+      SampleInFlight{sample, encode_prompt(task.prompt(sample), tokenizer, job, policy->needs()), policy, nullptr});
   const EncodedPrompt& prompt = in_flight->prompt;
   GenerationSettings settings =
       generation_settings(job, *in_flight->policy, prompt.system_tokens, &tokenizer, prompt.context_tokens());
   settings.question_tokens = prompt.question_tokens;
+  settings.query_window = prompt.query_tokens;
   settings.max_new_tokens = sample_max_new(job, sample);
   in_flight->budget_J = settings.budget.J;
   check_cache_fits(job, *in_flight->policy, settings, model, static_cast<int64_t>(prompt.ids.size()), sample.id);

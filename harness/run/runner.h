@@ -23,13 +23,15 @@ struct EncodedPrompt {
   std::vector<int64_t> ids;
   int64_t system_tokens = 0;    // what `frozen = auto` freezes
   int64_t question_tokens = 0;  // kvpress's pipeline: the last ids, fed after the context's compression
+  int64_t query_tokens = 0;     // with compress_questions, for PolicyNeeds::query_window: the question's, before those
   int64_t context_tokens() const { return static_cast<int64_t>(ids.size()) - question_tokens; }
 };
 
 // The prompt's token ids: raw (the reference) or through the tokenizer's chat template (prompt_mode chat); with
 // kvpress's pipeline (job.pipeline), its context and its question as kvpress/pipeline.py makes and tokenizes
-// them, apart.
-EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokenizer, const JobConfig& job);
+// them, apart (and the question apart from the context when compressed with it, for a policy that `needs` its window).
+EncodedPrompt encode_prompt(const tasks::Prompt& prompt, const Tokenizer& tokenizer, const JobConfig& job,
+                            const PolicyNeeds& needs = {});
 
 // The samples a job runs: its task's samples of job.data (generated in `tokenizer`'s tokens where the task is
 // sized in them), its `samples` ids (all when empty), then the first `limit`.

@@ -4,7 +4,9 @@
 // the allocation wrappers too: AdaKVPress(alpha_safeguard=α) ↔ --allocator ada:safeguard=α, and
 // PyramidKVPress ↔ snapkv with --allocator pyramid:ratio=R, R the ratio of the press's first and last layer budgets,
 // ChunkKVPress ↔ --allocator chunkkv, DuoAttentionPress ↔ streaming with --allocator duo (QFilter's filters and
-// DuoAttention's patterns: seeded random ones the reference saves in kvpress's formats, read by both):
+// DuoAttention's patterns: seeded random ones the reference saves in kvpress's formats, read by both),
+// KeyRerotationPress ↔ --rerotate-keys, FinchPress ↔ finch with the question's window (kvpress: after a delimiter
+// token), KVzipPress ↔ kvzip with --allocator global (with the model's tokenizer and chat template: SmolLM2 only):
 // - the kept (layer, KV head, position) sets are identical, except where the press's own scores tie at
 //   the cut (counted and reported apart: kvpress's topk and kvbench's allocator break ties differently);
 // - the greedy generations after compression are identical where the kept sets are.
@@ -41,6 +43,9 @@ struct PressCase {
   std::string allocator = "uniform";
   int64_t recent = -1;  // --recent; -1: the policy's default
   int64_t J = 0;        // a J of its own (duo: what a streaming head keeps); 0: the press's kept count
+  int64_t window = 0;   // finch: the question's tokens at the prompt's end (kvpress: after a delimiter token)
+  bool rerotate = false;         // --rerotate-keys (KeyRerotationPress)
+  bool writes_prompts = false;   // kvzip: needs the model's tokenizer (runs only where the test has one)
 };
 
 const json kNone = json::object();
@@ -90,6 +95,13 @@ const std::vector<PressCase> kCases = {
     // kvpress's ChunkKV protects no window: snapkv's own window scores above the rest there, as with --recent 0.
     {"ChunkKVPress", {{"chunk_length", 20}}, {{"press", "SnapKVPress"}, {"args", kSnapKv16}}, "snapkv:window=16,kernel=5",
      "chunkkv", 0},
+    {"FinchPress", kNone, nullptr, "finch", "uniform", -1, 0, 24},
+    {"FinchPress", {{"normalize_scores", false}, {"rerotate_keys", false}}, nullptr, "finch:normalize=false,rerotate=false",
+     "uniform", -1, 0, 24},
+    {"KeyRerotationPress", kNone, {{"press", "KnormPress"}, {"args", kNone}}, "knorm", "uniform", -1, 0, 0, true},
+    // kvpress's KVzip ranks all layers and heads together, and counts its ratio over all of them.
+    {"KVzipPress", kNone, nullptr, "kvzip", "global", -1, 0, 0, false, true},
+    {"KVzipPress", {{"chunk_size", 256}}, nullptr, "kvzip:chunk=256", "global", -1, 0, 0, false, true},
 };
 
 // The case with "{scratch}" in its policy and allocator specs and press arguments made `dir`.
@@ -143,8 +155,11 @@ namespace {
 
 // Each of `press_cases` on each prompt × ratio: kvpress's press on `model_path` (tests/peers/reference_press.py)
 // against kvbench's policy on the same prompt, kept sets and greedy tokens.
+// Cases that write prompts of their own (kvzip) run only with `tokenizer`, the model's (its chat template then frames
+// the prompts, as kvpress applies it).
 void compare_with_kvpress(const std::filesystem::path& model_path, const std::vector<std::vector<int64_t>>& prompts,
-                          const std::vector<double>& ratios, const std::vector<PressCase>& press_cases = kCases) {
+                          const std::vector<double>& ratios, const std::vector<PressCase>& press_cases = kCases,
+                          const Tokenizer* tokenizer = nullptr) {
   const Model model = Model::load(model_path);
   const int64_t new_tokens = 24;
   json cases = json::array();
@@ -162,6 +177,7 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
     for (const double ratio : ratios) {
       const auto length = prompt.size();
       for (const PressCase& listed : press_cases) {
+        if (listed.writes_prompts && !tokenizer) continue;
         const PressCase c = in_scratch(listed, dir);
         const std::string press =
             c.inner.is_null() ? c.press : c.press + "(" + c.inner["press"].get<std::string>() + ")";
@@ -171,6 +187,8 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
         json press_case = {{"model", model_path.string()}, {"prompt", prompt}, {"press", c.press}, {"ratio", ratio},
                            {"args", c.args}, {"new_tokens", new_tokens}, {"output", output.string()}};
         if (!c.inner.is_null()) press_case["inner"] = c.inner;
+        if (c.window > 0) press_case["window"] = c.window;
+        if (c.writes_prompts) press_case["tokenizer"] = model_path.string();
         cases.push_back(press_case);
         runs.push_back({label, c, ratio, prompt, output});
       }
@@ -194,7 +212,8 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
     for (const auto& layer : reference["kept"])
       for (const auto& row : layer) kept_total += static_cast<int64_t>(row.size());
     const auto n = static_cast<int64_t>(run.prompt.size());
-    const bool chunks = run.press.allocator == "chunkkv";
+    // chunkkv and global count kept entries from the ratio as kvpress does, not from J.
+    const bool chunks = run.press.allocator == "chunkkv" || run.press.allocator == "global";
     if (!chunks && run.press.J == 0) REQUIRE(kept_total % (L * KV) == 0);
     const int64_t M = run.press.J > 0 ? run.press.J
                       : chunks        ? static_cast<int64_t>(std::floor(n * (1 - run.ratio)))
@@ -212,7 +231,11 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
                                     ? fmt::format("pyramid:ratio={}", json(first_over_last).dump())
                                     : run.press.allocator;
     settings.budget.ragged = find_allocator(settings.budget.allocator).ragged();
+    settings.budget.rerotate = run.press.rerotate;
     settings.max_new_tokens = new_tokens;
+    settings.query_window = run.press.window;
+    settings.tokenizer = tokenizer;
+    settings.chat = tokenizer != nullptr;
     if (settings.budget.recent >= M) {  // kvpress would keep an arbitrary part of the window (all tie at the top)
       CHECK_THROWS_WITH(generate(model, *policy, run.prompt, settings), Catch::Contains("must be smaller than J"));
       std::cout << "| " << run.label << " | window ≥ J = " << M << ": refused, as it should be | | | |\n";
@@ -242,7 +265,7 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
 
 TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLLM, Knorm, KeyDiff, SnapKV, "
           "ObservedAttention, TOVA, ExpectedAttention, LagKV, CUR, LeverageScore, NonCausalAttn, Compactor, QFilter, "
-          "AdaKV, PyramidKV, ChunkKV and DuoAttention)", "[policy][peers]") {
+          "AdaKV, PyramidKV, ChunkKV, DuoAttention, Finch and KeyRerotation)", "[policy][peers]") {
   KVBENCH_REQUIRE_SHARED("models/tinystories-656k");
   if (!peer_available("kvpress")) return;
   const auto model_dir = shared_dir() / "models/tinystories-656k";
@@ -269,10 +292,10 @@ TEST_CASE("Presses keep what kvpress keeps on a real instruct model and real nee
   std::set<std::string> seen;
   for (const PressCase& c : kCases) {
     const std::string press = c.press + (c.inner.is_null() ? "" : c.inner["press"].get<std::string>()) +
-                              c.allocator.substr(0, c.allocator.find(':'));
+                              c.allocator.substr(0, c.allocator.find(':')) + (c.writes_prompts ? c.policy : "");
     if (c.press != "PyramidKVPress" && seen.insert(press).second) cases.push_back(c);
   }
-  compare_with_kvpress(gguf, niah_chat_prompts(tokenizer, "niah:lengths=1024,depths=50"), {0.5}, cases);
+  compare_with_kvpress(gguf, niah_chat_prompts(tokenizer, "niah:lengths=1024,depths=50"), {0.5}, cases, &tokenizer);
 }
 
 TEST_CASE("Presses keep what kvpress keeps on random checkpoints transformers writes (Llama-3.1 with rope scaling, "

@@ -63,7 +63,8 @@ def main():
     evaluate = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(evaluate)
     from benchmarks.ruler.calculate_metrics import calculate_metrics
-    from kvpress import ObservedAttentionPress
+    from kvpress import FinchPress, ObservedAttentionPress
+    from kvpress.presses import kvzip_press
     from kvpress.pipeline import KVPressTextGenerationPipeline
     from peer_models import load_causal_lm
     from reference_pipeline import load_tokenizer
@@ -74,14 +75,19 @@ def main():
 
     evaluate.load_dataset = lambda *args, **kwargs: Rows()
     tokenizer = load_tokenizer(model_path)
+    # KVzipPress loads the model's tokenizer from the hub by the model's name: the same one instead.
+    kvzip_press.AutoTokenizer = type("Hub", (), {"from_pretrained": staticmethod(lambda *a, **k: tokenizer)})
     pipelines = {}
 
     def setup_pipeline(runner):
         attention = "eager" if isinstance(runner.press, ObservedAttentionPress) else "sdpa"
-        if attention not in pipelines:
+        # FinchPress adds its delimiter to the tokenizer and the embeddings: a model and tokenizer of its own.
+        key = (attention, isinstance(runner.press, FinchPress))
+        if key not in pipelines:
             model = load_causal_lm(model_path, attn_implementation=attention, dtype=torch.float32)
-            pipelines[attention] = KVPressTextGenerationPipeline(model=model, tokenizer=tokenizer, device=model.device)
-        runner.pipeline = pipelines[attention]
+            own = load_tokenizer(model_path) if key[1] else tokenizer
+            pipelines[key] = KVPressTextGenerationPipeline(model=model, tokenizer=own, device=model.device)
+        runner.pipeline = pipelines[key]
 
     evaluate.EvaluationRunner._setup_model_pipeline = setup_pipeline
     reseed = {"seed": None}

@@ -9,7 +9,10 @@ CASES.json: a list of {"model": DIR or FILE.gguf, "prompt": [ids], "press": NAME
 generator is seeded with it before the prefill, for the presses that draw: LeverageScorePress, CompactorPress;
 default 0); QFilterPress's "args" may hold "filters": a directory where seeded random filters are saved (unless
 present) and read from, in place of the hub's; DuoAttentionPress's "patterns": a directory for seeded random
-patterns (sink 4, recent 60), in place of DuoAttention's repository. For each,
+patterns (sink 4, recent 60), in place of DuoAttention's repository. FinchPress's case has "window": the question's
+tokens at the prompt's end, which a delimiter token (an id the prompt lacks) separates from the context as kvpress's
+evaluation inserts it; KVzipPress's has "tokenizer": the GGUF file whose tokenizer (and chat template) it writes its
+reconstruction request with, in place of the hub's. For each,
 kvpress's press NAME (a class of kvpress 0.5.5, e.g. "SnapKVPress", with compression_ratio r and the
 keyword args; a wrapper such as "AdaKVPress" gets the inner press instead) compresses transformers'
 DynamicCache while the model prefills the prompt (float32; eager attention, sdpa for AdaKVPress and
@@ -19,7 +22,8 @@ left in the cache, found among the layer's keys before it compressed; AdaKV's: t
 [L][KV][N], the press's scores of the full prompt's entries (for telling ties apart; null for a press without
 scores), and "generated",
 the greedy tokens: the first from the prompt's logits, then one per step from the compressed cache at
-positions P, P+1, … (kvbench's --mode prefill_end). Run with the project's environment (.venv/bin/python).
+positions P, P+1, … (kvbench's --mode prefill_end; after key rerotation, FinchPress's and KeyRerotationPress's: at
+M, M+1, … for the M entries kept, as kvpress's pipeline continues). Run with the project's environment (.venv/bin/python).
 """
 import json
 import os
@@ -29,16 +33,19 @@ import numpy
 
 import kvpress
 import torch
+from kvpress.presses import kvzip_press
+from kvpress.presses.key_rerotation_press import KeyRerotationPress
 from kvpress.presses.qfilter_press import QFilters
-from transformers import DynamicCache
+from transformers import AutoTokenizer, DynamicCache
 
-from peer_models import load_causal_lm
+from peer_models import gguf_file, load_causal_lm
 
 
 # AdaKV masks entries through kvpress's attention patch, which refuses eager attention; PyramidKV leaves
 # layers of different lengths, for which transformers sizes an eager mask by the first layer.
 # ChunkKVPress refuses attention weights, which eager attention gives.
-SDPA_PRESSES = {"AdaKVPress", "PyramidKVPress", "ChunkKVPress", "DuoAttentionPress"}
+# KVzipPress masks entries as AdaKV does.
+SDPA_PRESSES = {"AdaKVPress", "PyramidKVPress", "ChunkKVPress", "DuoAttentionPress", "KVzipPress"}
 
 
 def load(path, attention):
@@ -73,8 +80,16 @@ def duo_patterns(model, directory):
     return pattern["sink_size"], pattern["recent_size"], numpy.clip(scores, 0, 1)
 
 
+def gguf_tokenizer(path):
+    gguf = gguf_file(path)
+    return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+
+
 def make_press(case, model):
     args = dict(case.get("args", {}))
+    if "tokenizer" in case:  # KVzipPress loads the model's tokenizer from the hub by its name: this one instead
+        tokenizer = gguf_tokenizer(case["tokenizer"])
+        kvzip_press.AutoTokenizer = type("Hub", (), {"from_pretrained": staticmethod(lambda *a, **k: tokenizer)})
     filters = args.pop("filters", None)  # QFilterPress: read from this directory, not the hub
     patterns = args.pop("patterns", None)  # DuoAttentionPress: read from this directory, not the repository
     if patterns is not None:  # its budget is head_compression_ratio, not compression_ratio
@@ -86,16 +101,18 @@ def make_press(case, model):
         inner = getattr(kvpress, case["inner"]["press"])(compression_ratio=case["ratio"], **case["inner"]["args"])
         return getattr(kvpress, case["press"])(press=inner, **args), inner
     press = getattr(kvpress, case["press"])(compression_ratio=case["ratio"], **args)
+    if "window" in case:  # FinchPress: its delimiter, as update_model_and_tokenizer would add it
+        press.delimiter_token_id = next(i for i in range(model.config.vocab_size) if i not in case["prompt"])
     if filters is not None:
         press.q_filters = q_filters(model, filters)
         press.post_init_from_model = lambda model: None
     return press, press
 
 
-def kept_positions(module, compressed):
-    """[KV, M] positions the press keeps in this layer, ascending (it drops or masks the others)."""
-    if getattr(module, "masked_key_indices", None) is not None:  # AdaKVPress: (batch, head, position) masked
-        kept = torch.ones(compressed[0].shape[1:3], dtype=torch.bool)
+def kept_positions(module, compressed, shape):
+    """[KV, M] positions the press keeps in this layer of `shape` (KV, N), ascending (it drops or masks the others)."""
+    if getattr(module, "masked_key_indices", None) is not None:  # AdaKVPress, KVzipPress: (batch, head, position) masked
+        kept = torch.ones(shape, dtype=torch.bool)
         _, heads, positions = module.masked_key_indices
         kept[heads, positions] = False
         return [torch.nonzero(row).flatten().tolist() for row in kept]
@@ -127,21 +144,46 @@ def run_case(model, case):
         return kept_keys, values
 
     press.compress = recording_compress
+    rerotated = {}  # layer → [KV, M] kept positions, which key rerotation changes the keys of
+    rerotate = KeyRerotationPress.rerotate_keys
+
+    def recording_rerotate(module, indices, keys):
+        rerotated[module.layer_idx] = indices[0].tolist()
+        return rerotate(module, indices, keys)
+
+    KeyRerotationPress.rerotate_keys = staticmethod(recording_rerotate)
+    if isinstance(press, kvpress.KVzipPress):  # it scores and masks in one step after the prefill, for all layers
+        compress_post = press.compress_post
+
+        def recording_compress_post(model):
+            scored.update({l: press.score_val[l] for l in range(len(press.score_val))})
+            compress_post(model)
+
+        press.compress_post = recording_compress_post
+        modules.update({l: layer.self_attn for l, layer in enumerate(model.model.layers)})
     torch.manual_seed(case.get("seed", 0))
-    prompt = torch.tensor([case["prompt"]])
+    prompt = list(case["prompt"])
+    if "window" in case:
+        prompt.insert(len(prompt) - case["window"], press.delimiter_token_id)
+    prompt = torch.tensor([prompt])
     cache = DynamicCache(config=model.config)
     with torch.no_grad():
         with press(model):
             logits = model(input_ids=prompt, past_key_values=cache, use_cache=True, logits_to_keep=1).logits
         generated = [int(logits[0, -1].argmax())]
+        # kvpress's pipeline continues a rerotated cache at its length, any other at the prompt's
+        start = cache.get_seq_length() if rerotated else len(case["prompt"])
         for step in range(case["new_tokens"] - 1):
-            position = torch.tensor([[prompt.shape[1] + step]])
+            position = torch.tensor([[start + step]])
             logits = model(input_ids=torch.tensor([[generated[-1]]]), position_ids=position, past_key_values=cache,
                            use_cache=True).logits
             generated.append(int(logits[0, -1].argmax()))
+    KeyRerotationPress.rerotate_keys = staticmethod(rerotate)
     layers = range(model.config.num_hidden_layers)
+    kept = [rerotated[l] if rerotated else kept_positions(modules[l], compressed.get(l), (model.config.num_key_value_heads, len(case["prompt"])))
+            for l in layers]
     with open(case["output"], "w") as f:
-        json.dump({"kept": [kept_positions(modules[l], compressed[l]) for l in layers],
+        json.dump({"kept": kept,
                    "scores": [scored[l][0].tolist() for l in layers] if scored else None, "generated": generated}, f)
 
 

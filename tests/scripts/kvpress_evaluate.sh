@@ -8,9 +8,10 @@
 # identical to kvbench's (× 100, rounded to 2 decimals as evaluate.py rounds); per task, metrics.json's score
 # equal to kvbench's mean.
 # Each row runs its own max new tokens on both sides (evaluate.py's max_new_tokens null; kvbench's max_new unset);
-# KVPRESS_EVALUATE_MAX_NEW=N gives both N. A slice by default (5 presses at ratio 0.5, one sample a task);
-# KVPRESS_EVALUATE_FULL=1 runs every press at 0.25, 0.5, 0.75 and 0.875 with two samples a task (KVPRESS_EVALUATE_RATIOS
-# and KVPRESS_EVALUATE_SAMPLES override both), and prints the table.
+# KVPRESS_EVALUATE_MAX_NEW=N gives both N. A slice by default (7 presses at ratio 0.5, one sample a task);
+# KVPRESS_EVALUATE_FULL=1 runs every press at 0.25, 0.5, 0.75 and 0.875 with two samples a task (KVPRESS_EVALUATE_RATIOS,
+# KVPRESS_EVALUATE_SAMPLES and KVPRESS_EVALUATE_PRESSES, registry names comma-separated, override them), and prints the
+# table.
 set -uo pipefail
 source "$(dirname "$0")/common.bash"
 require_h5py
@@ -39,7 +40,8 @@ for index, row in enumerate(rows):
 PY
 
 # kvpress's registry name → kvbench's job fields (evaluate_registry.py; the leaderboard recipe's choices).
-/usr/bin/python3 - "$work" "$gguf" "$full" "${KVPRESS_EVALUATE_MAX_NEW:-}" "${KVPRESS_EVALUATE_RATIOS:-}" <<'PY' || fail "cases"
+/usr/bin/python3 - "$work" "$gguf" "$full" "${KVPRESS_EVALUATE_MAX_NEW:-}" "${KVPRESS_EVALUATE_RATIOS:-}" \
+  "${KVPRESS_EVALUATE_PRESSES:-}" <<'PY' || fail "cases"
 import json, sys
 work, gguf, full = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 max_new = int(sys.argv[4]) if sys.argv[4] else None  # None: each row its own
@@ -59,14 +61,16 @@ PRESSES = {  # name: (kvbench fields, query_aware, reseed)
     "adakv_compactor": ({"policy": "compactor", "allocator": ADA}, False, 0),
     "snapkv ": ({"policy": "snapkv"}, True, None),
     "chunkkv": ({"policy": "snapkv", "allocator": "chunkkv", "recent": 0}, True, None),
+    "kvzip": ({"policy": "kvzip", "allocator": "global"}, False, None),
+    "finch": ({"policy": "finch"}, True, None),
 }
-slice_ = ["knorm", "snapkv", "lagkv", "compactor", "chunkkv"]
+slice_ = sys.argv[6].split(",") if sys.argv[6] else ["knorm", "snapkv", "lagkv", "compactor", "chunkkv", "kvzip", "finch"]
 ratios = [float(r) for r in sys.argv[5].split(",")] if sys.argv[5] else [0.25, 0.5, 0.75, 0.875] if full else [0.5]
 cases, parts = [], [{"grid": {"policy": ["full"]}}]
 cases.append({"press_name": "no_press", "compression_ratio": 0.0, "query_aware": False, "max_new_tokens": max_new,
               "output": f"{work}/peer-no_press.json", "kvbench": {"policy": "full", "ratio": 0}})
 for name, (fields, query_aware, reseed) in PRESSES.items():
-    if not full and name.strip() not in slice_ or (name == "snapkv " and not full):
+    if (not full or sys.argv[6]) and name.strip() not in slice_ or (name == "snapkv " and not full):
         continue
     part = {"base": {k: v for k, v in fields.items() if k != "policy"}, "grid": {"policy": [fields["policy"]], "ratio": ratios}}
     if query_aware:

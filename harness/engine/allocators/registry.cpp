@@ -18,6 +18,7 @@
   X("ada", ada)               \
   X("chunkkv", chunkkv)       \
   X("duo", duo)               \
+  X("global", global)         \
   /* (one line each, ending in a backslash, before this one) */
 
 namespace kvbench {
