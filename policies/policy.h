@@ -44,6 +44,7 @@ struct PolicyNeeds {
   bool last_layer_input = false;                   // H^(L-1) per cached entry (counter-causal-fast)
   AttentionCapture step_attention = AttentionCapture::None;  // attention of every forward (tova, h2o-true)
   bool step_queries = false;  // every forward's queries before RoPE (expected-attention)
+  bool step_attention_inputs = false;  // every forward's attention inputs, after each layer's input norm (kvzap)
   bool every_refresh_point = false;  // scored at every refresh point, also within budget (h2o's accumulator)
   // The question inside the compressed prompt, tokenized apart from the context before it (kvpress's FinchPress
   // reads it after a delimiter token): Preparation::query_window says how many tokens it has.

@@ -36,6 +36,7 @@
   X("qfilter", qfilter)                          \
   X("finch", finch)                              \
   X("kvzip", kvzip)                              \
+  X("kvzap", kvzap)                              \
   /* (one line each, ending in a backslash, before this one) */
 
 namespace kvbench {

@@ -194,6 +194,7 @@ ForwardOptions SampleGeneration::step_options() const {
   ForwardOptions options;
   options.attention = policy_.needs().step_attention;
   options.queries = policy_.needs().step_queries;
+  options.attention_inputs = policy_.needs().step_attention_inputs;
   return options;
 }
 

@@ -325,10 +325,13 @@ std::vector<ForwardResult> Model::forward(const std::vector<StepInput>& groups) 
   at::Tensor x = packed.embedded, last_layer_input;  // every group's new tokens, rows of one matrix [M, hidden]
   for (int64_t l = 0; l < config_.num_layers; ++l) {
     if (l == config_.num_layers - 1) last_layer_input = x;
-    QueryKeyValue heads = project_heads(l, rms_norm(x, weights_.layers[l].input_norm), segments);
+    const at::Tensor normed = rms_norm(x, weights_.layers[l].input_norm);
+    QueryKeyValue heads = project_heads(l, normed, segments);
     if (l == 0 && config_.key_smear) heads.k = smear_keys(heads.k, packed.previous_ids, segments);
-    for (size_t g = 0; g < groups.size(); ++g)
+    for (size_t g = 0; g < groups.size(); ++g) {
       if (groups[g].options.queries) results[g].queries.push_back(packed.rows(heads.q, g).transpose(1, 2));
+      if (groups[g].options.attention_inputs) results[g].attention_inputs.push_back(packed.rows(normed, g));
+    }
     const at::Tensor q = rotate(heads.q, packed.rotary), k = rotate(heads.k, packed.rotary);  // [M, heads, D]
     x = attention_residual(l, x, attend_groups(*this, packed, l, q, k, heads.v, results), segments);
     x = mlp_residual(l, x, segments);

@@ -40,6 +40,7 @@ struct ForwardOptions {
   bool all_logits = false;  // logits for every new token (else only the last one's)
   AttentionCapture attention = AttentionCapture::None;  // return the new tokens' attention probabilities
   bool queries = false;  // return every layer's queries of the new tokens, before RoPE
+  bool attention_inputs = false;  // return every layer's attention input of the new tokens (after its input norm)
 };
 
 struct ForwardResult {
@@ -48,6 +49,7 @@ struct ForwardResult {
   // LastLayer: one entry).
   std::vector<at::Tensor> attention;
   std::vector<at::Tensor> queries;  // with ForwardOptions::queries: per layer [B, H, T, D], before RoPE
+  std::vector<at::Tensor> attention_inputs;  // with ForwardOptions::attention_inputs: per layer [B, T, hidden]
 };
 
 struct QueryKeyValue {

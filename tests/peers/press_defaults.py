@@ -27,7 +27,7 @@ import kvpress
 
 SOURCE = Path(os.environ.get("KVBENCH_SOURCE") or Path(__file__).resolve().parents[2])
 
-# kvpress fields that are no default to compare.
+# kvpress fields that are no default to compare (by name, or one press's: (press, name)).
 NOT_DEFAULTS = {
     "compression_ratio": "the budget: every job states its own (--J ratio:R)",
     "press": "a wrapper's scorer (AdaKVPress, ChunkKVPress): the job's --policy",
@@ -38,6 +38,10 @@ NOT_DEFAULTS = {
     "sink_size": "DuoAttentionPress's, from its patterns' config.json (kvbench: --sinks)",
     "recent_size": "DuoAttentionPress's, from its patterns' config.json (kvbench: J - sinks)",
     "streaming_mask": "DuoAttentionPress's streaming heads, from its patterns",
+    "delimiter_token": "FinchPress's delimiter, added to the tokenizer by the evaluation (kvbench: the question's tokens apart)",
+    "delimiter_token_id": "FinchPress's delimiter's id, set with the token",
+    ("FinchPress", "window_size"): "FinchPress's question length, found at the delimiter (kvbench: the question's tokens)",
+    "kvzap_model_name": "KVzapPress's hub name, from the model's name (kvbench: kvzap:model=DIR)",
 }
 
 # kvbench knobs with no kvpress parameter: (policy, knob) -> why.
@@ -48,6 +52,8 @@ KVBENCH_ONLY = {
     ("qfilter", "filters"): "kvpress downloads nthngdy/<model>_qfilt from the hub by the model's name; kvbench reads "
                             "the directory QFilters.save_pretrained writes",
     ("duo", "patterns"): "kvpress downloads DuoAttention's attn_patterns for the model; kvbench reads that directory",
+    ("kvzap", "model"): "kvpress downloads nvidia/KVzap-<type>-<model> from the hub by the model's name; kvbench reads "
+                        "the directory KVzapModel.save_pretrained writes (a linear or MLP one: model_type)",
 }
 
 # kvpress values that kvbench spells otherwise: (press, parameter) -> {kvpress value: kvbench value}.
@@ -125,7 +131,21 @@ PRESSES = {
     "QFilterPress": ("qfilter", []),
     "DuoAttentionPress": ("duo", [
         ("head_compression_ratio", ("allocator", "duo", "heads")),
-        ("on_the_fly_scoring", ("fixed", False, "duo, fixed (patterns from a file)")),
+        ("on_the_fly_scoring", ("fixed", False, "duo, fixed (patterns from a file; kvbench duo-patterns writes them)")),
+    ]),
+    "FinchPress": ("finch", [
+        ("chunk_length", ("fixed", None, "finch, fixed (one ranking over the whole prompt)")),
+        ("normalize_scores", ("knob", "finch", "normalize")),
+        ("rerotate_keys", ("knob", "finch", "rerotate")),
+    ]),
+    "KVzipPress": ("kvzip", [
+        ("layerwise", ("fixed", False, "kvzip with --allocator global (layerwise: --allocator ada)")),
+        ("n_sink", ("field", "sinks")),
+        ("kvzip_plus_normalization", ("fixed", False, "kvzip, fixed (KVzip+ not here)")),
+        ("chunk_size", ("knob", "kvzip", "chunk")),
+    ]),
+    "KVzapPress": ("kvzap", [
+        ("model_type", ("fixed", "mlp", "kvzap:model=DIR, the directory of either type")),
     ]),
 }
 
@@ -223,8 +243,9 @@ def main():
             continue
         mapped = {name for name, _ in params}
         for name in defaults:
-            if name in NOT_DEFAULTS:
-                print(f"  --           {press_name}.{name}: not compared ({NOT_DEFAULTS[name]})")
+            why = NOT_DEFAULTS.get((press_name, name), NOT_DEFAULTS.get(name))
+            if why:
+                print(f"  --           {press_name}.{name}: not compared ({why})")
             elif name not in mapped:
                 problems.append(f"{press_name}.{name} (default {defaults[name]!r}) has no kvbench counterpart "
                                 "in PRESSES")

@@ -9,7 +9,8 @@ CASES.json: a list of {"model": DIR or FILE.gguf, "prompt": [ids], "press": NAME
 generator is seeded with it before the prefill, for the presses that draw: LeverageScorePress, CompactorPress;
 default 0); QFilterPress's "args" may hold "filters": a directory where seeded random filters are saved (unless
 present) and read from, in place of the hub's; DuoAttentionPress's "patterns": a directory for seeded random
-patterns (sink 4, recent 60), in place of DuoAttention's repository. FinchPress's case has "window": the question's
+patterns (sink 4, recent 60), in place of DuoAttention's repository; KVzapPress's (also wrapped) "surrogates": a
+directory for a seeded random KVzapModel (hidden_dim 16 for "mlp"), in place of the hub's nvidia/KVzap-*. FinchPress's case has "window": the question's
 tokens at the prompt's end, which a delimiter token (an id the prompt lacks) separates from the context as kvpress's
 evaluation inserts it; KVzipPress's has "tokenizer": the GGUF file whose tokenizer (and chat template) it writes its
 reconstruction request with, in place of the hub's. For each,
@@ -35,6 +36,7 @@ import kvpress
 import torch
 from kvpress.presses import kvzip_press
 from kvpress.presses.key_rerotation_press import KeyRerotationPress
+from kvpress.presses.kvzap_press import KVzapConfig, KVzapModel
 from kvpress.presses.qfilter_press import QFilters
 from transformers import AutoTokenizer, DynamicCache
 
@@ -85,6 +87,27 @@ def gguf_tokenizer(path):
     return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
 
 
+def kvzap_surrogates(model, directory, model_type):
+    """A seeded random KVzapModel saved where kvbench reads it (save_pretrained), then loaded back as KVzapPress loads
+    the hub's."""
+    if not os.path.exists(os.path.join(directory, "config.json")):
+        config = model.config
+        torch.manual_seed(2468)
+        KVzapModel(KVzapConfig(input_dim=config.hidden_size, output_dim=config.num_key_value_heads,
+                               n_modules=config.num_hidden_layers, hidden_dim=16 if model_type == "mlp" else None)
+                   ).save_pretrained(directory)
+    return KVzapModel.from_pretrained(directory)
+
+
+def with_surrogates(press, args, model):
+    """KVzapPress with the surrogates in `args` (popped), not the hub's."""
+    directory = args.pop("surrogates", None)
+    if directory is not None:
+        press.kvzap_model = kvzap_surrogates(model, directory, press.model_type)
+        press.post_init_from_model = lambda model: None
+    return press
+
+
 def make_press(case, model):
     args = dict(case.get("args", {}))
     if "tokenizer" in case:  # KVzipPress loads the model's tokenizer from the hub by its name: this one instead
@@ -98,9 +121,12 @@ def make_press(case, model):
         press.load_attention_pattern = lambda model: loaded
         return press, press
     if "inner" in case:
-        inner = getattr(kvpress, case["inner"]["press"])(compression_ratio=case["ratio"], **case["inner"]["args"])
-        return getattr(kvpress, case["press"])(press=inner, **args), inner
-    press = getattr(kvpress, case["press"])(compression_ratio=case["ratio"], **args)
+        inner_args = dict(case["inner"]["args"])
+        surrogates = {"surrogates": inner_args.pop("surrogates")} if "surrogates" in inner_args else {}
+        inner = getattr(kvpress, case["inner"]["press"])(compression_ratio=case["ratio"], **inner_args)
+        return getattr(kvpress, case["press"])(press=with_surrogates(inner, surrogates, model), **args), inner
+    surrogates = {"surrogates": args.pop("surrogates")} if "surrogates" in args else {}
+    press = with_surrogates(getattr(kvpress, case["press"])(compression_ratio=case["ratio"], **args), surrogates, model)
     if "window" in case:  # FinchPress: its delimiter, as update_model_and_tokenizer would add it
         press.delimiter_token_id = next(i for i in range(model.config.vocab_size) if i not in case["prompt"])
     if filters is not None:
