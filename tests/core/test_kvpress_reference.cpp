@@ -6,7 +6,7 @@
 // ChunkKVPress ↔ --allocator chunkkv, DuoAttentionPress ↔ streaming with --allocator duo (QFilter's filters and
 // DuoAttention's patterns: seeded random ones the reference saves in kvpress's formats, read by both),
 // KeyRerotationPress ↔ --rerotate-keys, FinchPress ↔ finch with the question's window (kvpress: after a delimiter
-// token), KVzapPress ↔ kvzap (seeded random surrogates), KVzipPress ↔ kvzip with --allocator global (with the model's tokenizer and chat template: SmolLM2 only):
+// token), ChunkPress ↔ --allocator chunk, KVzapPress ↔ kvzap (seeded random surrogates), KVzipPress ↔ kvzip with --allocator global (with the model's tokenizer and chat template: SmolLM2 only):
 // - the kept (layer, KV head, position) sets are identical, except where the press's own scores tie at
 //   the cut (counted and reported apart: kvpress's topk and kvbench's allocator break ties differently);
 // - the greedy generations after compression are identical where the kept sets are.
@@ -101,6 +101,8 @@ const std::vector<PressCase> kCases = {
      "kvzap:model={scratch}/kvzap_linear"},
     {"AdaKVPress", kAdaKvSafe, {{"press", "KVzapPress"}, {"args", {{"model_type", "mlp"}, {"surrogates", "{scratch}/kvzap_mlp"}}}},
      "kvzap:model={scratch}/kvzap_mlp", "ada:safeguard=0.2"},
+    // ChunkPress scores each chunk alone: the same scores as the whole prompt's for Knorm's one-entry rule.
+    {"ChunkPress", {{"chunk_length", 128}}, {{"press", "KnormPress"}, {"args", kNone}}, "knorm", "chunk:length=128"},
     {"FinchPress", kNone, nullptr, "finch", "uniform", -1, 0, 24},
     {"FinchPress", {{"normalize_scores", false}, {"rerotate_keys", false}}, nullptr, "finch:normalize=false,rerotate=false",
      "uniform", -1, 0, 24},
@@ -272,7 +274,7 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
 
 TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLLM, Knorm, KeyDiff, SnapKV, "
           "ObservedAttention, TOVA, ExpectedAttention, LagKV, CUR, LeverageScore, NonCausalAttn, Compactor, QFilter, "
-          "AdaKV, PyramidKV, ChunkKV, DuoAttention, KVzap, Finch and KeyRerotation)", "[policy][peers]") {
+          "AdaKV, PyramidKV, ChunkKV, Chunk, DuoAttention, KVzap, Finch and KeyRerotation)", "[policy][peers]") {
   KVBENCH_REQUIRE_SHARED("models/tinystories-656k");
   if (!peer_available("kvpress")) return;
   const auto model_dir = shared_dir() / "models/tinystories-656k";

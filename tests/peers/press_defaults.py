@@ -128,6 +128,9 @@ PRESSES = {
     "ChunkKVPress": ("chunkkv", [
         ("chunk_length", ("allocator", "chunkkv", "length")),
     ]),
+    "ChunkPress": ("chunk", [
+        ("chunk_length", ("allocator", "chunk", "length")),
+    ]),
     "QFilterPress": ("qfilter", []),
     "DuoAttentionPress": ("duo", [
         ("head_compression_ratio", ("allocator", "duo", "heads")),

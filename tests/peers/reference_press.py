@@ -46,8 +46,8 @@ from peer_models import gguf_file, load_causal_lm
 # AdaKV masks entries through kvpress's attention patch, which refuses eager attention; PyramidKV leaves
 # layers of different lengths, for which transformers sizes an eager mask by the first layer.
 # ChunkKVPress refuses attention weights, which eager attention gives.
-# KVzipPress masks entries as AdaKV does.
-SDPA_PRESSES = {"AdaKVPress", "PyramidKVPress", "ChunkKVPress", "DuoAttentionPress", "KVzipPress"}
+# KVzipPress masks entries as AdaKV does; ChunkPress refuses attention weights too.
+SDPA_PRESSES = {"AdaKVPress", "PyramidKVPress", "ChunkKVPress", "ChunkPress", "DuoAttentionPress", "KVzipPress"}
 
 
 def load(path, attention):
@@ -158,7 +158,10 @@ def run_case(model, case):
 
         def recording_score(module, *args, **kwargs):
             scores = score(module, *args, **kwargs)
-            scored[module.layer_idx] = scores.clone()
+            if isinstance(press, kvpress.ChunkPress) and module.layer_idx in scored:  # a chunk at a time, in order
+                scored[module.layer_idx] = torch.cat([scored[module.layer_idx], scores], dim=-1)
+            else:
+                scored[module.layer_idx] = scores.clone()
             return scores
 
         scorer.score = recording_score

@@ -19,6 +19,7 @@
   X("chunkkv", chunkkv)       \
   X("duo", duo)               \
   X("global", global)         \
+  X("chunk", chunk)           \
   /* (one line each, ending in a backslash, before this one) */
 
 namespace kvbench {
