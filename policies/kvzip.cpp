@@ -34,6 +34,11 @@ class KvzipPolicy final : public Policy {
     return "per KV head: the most attention the model pays an entry while repeating its context, chunk by chunk "
            "(kvpress KVzipPress; with --allocator global)";
   }
+  PolicyNeeds needs() const override {
+    PolicyNeeds needs;
+    needs.tokenizer = true;
+    return needs;
+  }
   KeepRule keep_rule(const CacheBudget& budget) const override {
     return {false, budget.recent, Granularity::PerKvHead, budget.sinks};
   }
@@ -41,7 +46,6 @@ class KvzipPolicy final : public Policy {
 
   // The request texts and the turn's frame, in the job's tokens (kvpress's __call__ and prepare).
   void prepare(const Preparation& preparation) override {
-    if (!preparation.tokenizer) fail("kvzip writes a reconstruction request: it needs the job's tokenizer");
     if (preparation.budget.mode != CacheBudget::Mode::PrefillEnd)
       fail("kvzip reconstructs the context once, before anything is evicted: run it with --mode prefill_end");
     const Tokenizer& tokenizer = *preparation.tokenizer;

@@ -49,6 +49,8 @@ struct PolicyNeeds {
   // The question inside the compressed prompt, tokenized apart from the context before it (kvpress's FinchPress
   // reads it after a delimiter token): Preparation::query_window says how many tokens it has.
   bool query_window = false;
+  // Writes prompts of its own (kvzip's reconstruction request): generation needs the job's tokenizer.
+  bool tokenizer = false;
 };
 
 enum class Granularity { Token, PerKvHead };

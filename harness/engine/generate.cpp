@@ -93,6 +93,8 @@ void validate(const GenerationSettings& s, int64_t prompt_length, const Policy& 
   if (s.question_tokens < 0 || s.question_tokens >= prompt_length)
     fail("the question ({} tokens) must leave a context in the prompt ({} tokens)", s.question_tokens, prompt_length);
   if (!policy.evicts()) return;
+  if (policy.needs().tokenizer && !s.tokenizer)
+    fail("policy {} writes prompts of its own: it needs the job's tokenizer", policy.name());
   validate(s.phrase);
   if (b.J <= 0) fail("J (cache budget) must be positive (got {})", b.J);
   if (b.recent < 0 || b.frozen < 0 || b.min_gap < 0) fail("recent, frozen and min-gap must not be negative");

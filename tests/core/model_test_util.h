@@ -105,8 +105,28 @@ inline double max_abs_diff(const at::Tensor& a, const at::Tensor& b) {
 // `spec` able to run on `model`: a policy that reads a file gets one made for the model (qfilter: seeded random
 // filters [layers, KV heads, head dim] in kvpress's format, in the scratch directory).
 inline std::string with_test_files(const std::string& spec, const Model& model) {
-  if (spec != "qfilter") return spec;
   const ModelConfig& c = model.config();
+  if (spec == "kvzap") {  // KVzapModel.save_pretrained's layout: per layer Linear(hidden, 8) → GELU → Linear(8, KV)
+    const auto dir = scratch_path("kvzap_" + std::to_string(c.num_layers) + "x" + std::to_string(c.hidden_size) + "x" +
+                                  std::to_string(c.num_kv_heads));
+    if (!std::filesystem::exists(dir / "model.safetensors")) {
+      std::filesystem::create_directories(dir);
+      std::ofstream(dir / "config.json") << nlohmann::json{{"input_dim", c.hidden_size}, {"output_dim", c.num_kv_heads},
+                                                           {"n_modules", c.num_layers}, {"hidden_dim", 8}}.dump();
+      const auto generator = at::make_generator<at::CPUGeneratorImpl>(11);
+      std::vector<NamedTensor> tensors;
+      for (int64_t l = 0; l < c.num_layers; ++l) {
+        const std::string layer = "layers." + std::to_string(l);
+        tensors.push_back({layer + ".0.weight", at::randn({8, c.hidden_size}, generator)});
+        tensors.push_back({layer + ".0.bias", at::randn({8}, generator)});
+        tensors.push_back({layer + ".2.weight", at::randn({c.num_kv_heads, 8}, generator)});
+        tensors.push_back({layer + ".2.bias", at::randn({c.num_kv_heads}, generator)});
+      }
+      write_safetensors(dir / "model.safetensors", tensors, at::kFloat);
+    }
+    return spec + ":model=" + dir.string();
+  }
+  if (spec != "qfilter") return spec;
   const auto file = scratch_path("qfilter_" + std::to_string(c.num_layers) + "x" + std::to_string(c.num_kv_heads) + "x" +
                                  std::to_string(c.head_dim) + ".safetensors");
   if (!std::filesystem::exists(file)) {

@@ -20,6 +20,7 @@
 #include <set>
 #include <algorithm>
 #include <iterator>
+#include <map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -125,6 +126,13 @@ PressCase in_scratch(PressCase c, const std::filesystem::path& dir) {
   return c;
 }
 
+// The chunk length of the chunk allocator's spec ("chunk:length=128"; its default 1024), else 0.
+int64_t chunk_length(const std::string& allocator) {
+  if (allocator.rfind("chunk:", 0) != 0 && allocator != "chunk") return 0;
+  const std::size_t at = allocator.find("length=");
+  return at == std::string::npos ? 1024 : std::stoll(allocator.substr(at + 7));
+}
+
 // Held positions of a kept row (a ragged cache pads with -1), ascending.
 std::vector<int64_t> held(const at::Tensor& row) {
   const at::Tensor positions = std::get<0>(row.masked_select(row.ge(0)).sort());
@@ -136,9 +144,10 @@ struct Comparison {
 };
 
 // Kept sets of one (layer, KV head): identical, or different only in entries whose press scores tie with
-// the lowest score kvpress kept (within float32 rounding of the two implementations).
+// the lowest score kvpress kept (within float32 rounding of the two implementations) — in the entry's chunk of
+// `chunk` positions where the press keeps each chunk's own share (ChunkPress), else in the whole row.
 void compare_row(const std::vector<int64_t>& ours, const std::vector<int64_t>& theirs,
-                 const std::vector<double>& scores, Comparison& c) {
+                 const std::vector<double>& scores, Comparison& c, int64_t chunk = 0) {
   ++c.rows;
   if (ours == theirs) {
     ++c.identical;
@@ -146,12 +155,17 @@ void compare_row(const std::vector<int64_t>& ours, const std::vector<int64_t>& t
   }
   INFO("kept sets differ" << (scores.empty() ? " (the press has no scores: no ties)" : ""));
   REQUIRE(!scores.empty());
-  double cut = std::numeric_limits<double>::infinity();
-  for (int64_t p : theirs) cut = std::min(cut, scores.at(p));
+  const auto chunk_of = [&](int64_t p) { return chunk > 0 ? p / chunk : 0; };
+  std::map<int64_t, double> cut;  // per chunk
+  for (int64_t p : theirs) {
+    const auto [at, fresh] = cut.emplace(chunk_of(p), scores.at(p));
+    if (!fresh) at->second = std::min(at->second, scores.at(p));
+  }
   std::vector<int64_t> differing;  // both rows are ascending
   std::set_symmetric_difference(ours.begin(), ours.end(), theirs.begin(), theirs.end(), std::back_inserter(differing));
   const bool only_ties = std::all_of(differing.begin(), differing.end(), [&](int64_t p) {
-    return std::abs(scores.at(p) - cut) <= 1e-5 * (1.0 + std::abs(cut));
+    const double at = cut.count(chunk_of(p)) ? cut.at(chunk_of(p)) : std::numeric_limits<double>::infinity();
+    return std::abs(scores.at(p) - at) <= 1e-5 * (1.0 + std::abs(at));
   });
   INFO("kept sets differ beyond ties at the cut");
   CHECK(only_ties);
@@ -260,7 +274,7 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
         compare_row(held(kept[l][k]), reference["kept"][l][k].get<std::vector<int64_t>>(),
                     reference["scores"].is_null() ? std::vector<double>{}
                                                   : reference["scores"][l][k].get<std::vector<double>>(),
-                    c);
+                    c, chunk_length(run.press.allocator));
     const auto theirs = reference["generated"].get<std::vector<int64_t>>();
     const bool same_tokens = result.rollouts[0].generated == theirs;
     if (c.identical == c.rows) CHECK(same_tokens);
