@@ -103,4 +103,16 @@ expect_error "--J" kvbench generate --model "$model" --prompt "Hi" --policy slid
 expect_error "recent window" kvbench generate --model "$model" --prompt "Hi there" --policy h2o --J 8 --recent 8
 expect_error "frozen prefix" kvbench generate --model "$model" --prompt "Hi" --policy sliding --J 8 --frozen 50
 expect_error "exactly one" kvbench generate --model "$model"
+# What a press needs of its job, refused by name before any work: finch the question inside the compressed prompt,
+# key rerotation one compression at the prompt's end, kvzip a tokenizer (prompt ids alone give none).
+story="Once upon a time there was a little cat who liked to play in the garden"
+expect_error "compress-questions" kvbench generate --model "$model" --prompt "$story" --policy finch --J 8 --mode prefill_end
+expect_error "needs --mode prefill_end" kvbench generate --model "$model" --prompt "$story" --policy knorm --J 8 \
+  --rerotate-keys true
+expect_error "needs --mode prefill_end" kvbench generate --model "$model" --prompt "$story" --policy knorm --J 8 \
+  --mode prefill_end --rerotate-keys true --allocator ada
+kvbench generate --model "$model" --prompt "$story" --policy knorm --J 8 --mode prefill_end --rerotate-keys true \
+  --max-new 4 > /dev/null 2>&1 || fail "knorm with --rerotate-keys at prefill_end"
+kvbench generate --model "$model" --prompt "$story" --policy kvzip --J 8 --mode prefill_end --allocator global \
+  --max-new 4 > /dev/null 2>&1 || fail "kvzip with the demo model's tokenizer"
 echo "generate_cli: all checks passed"
