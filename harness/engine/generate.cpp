@@ -213,7 +213,9 @@ int64_t SampleGeneration::next_rows() const {
 StepInput SampleGeneration::next_step() {
   const at::Device device = model_.options().device();
   const int64_t P = static_cast<int64_t>(result_.prompt.size());
-  if (prefilling()) {  // the context's next chunk of h (prefill_end: all of it), then the question, at their positions
+  // The context's next chunk of h (prefill_end: all of it), then the question, at their positions; after key
+  // rerotation every position after the kept entries moves back by what the compression removed.
+  if (prefilling()) {
     if (prompt_fed_ == 0) prefill_start_ = Clock::now();
     const int64_t length = next_rows();
     StepInput input{at::tensor(std::vector<int64_t>(result_.prompt.begin() + prompt_fed_,
@@ -221,13 +223,14 @@ StepInput SampleGeneration::next_step() {
                                at::kLong)
                         .unsqueeze(0)
                         .to(device),
-                    at::arange(prompt_fed_ - rope_shift_, prompt_fed_ + length - rope_shift_, at::kLong).unsqueeze(0).to(device), &cache_,
+                    (at::arange(prompt_fed_, prompt_fed_ + length, at::kLong) - rope_shift_).unsqueeze(0).to(device), &cache_,
                     step_options()};
     std::tie(fed_ids_, fed_positions_) = std::tie(input.ids, input.positions);
     return input;
   }
   ++step_;
-  StepInput input{rollouts_->last_tokens(device), at::full({settings_.rollouts, 1}, P + step_ - 1 - rope_shift_, at::kLong).to(device),
+  const int64_t position = P + step_ - 1 - rope_shift_;
+  StepInput input{rollouts_->last_tokens(device), at::full({settings_.rollouts, 1}, position, at::kLong).to(device),
                   &cache_, {}};
   input.options = step_options();
   if (!observers_.empty()) std::tie(fed_ids_, fed_positions_) = std::tie(input.ids, input.positions);
