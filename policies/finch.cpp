@@ -42,7 +42,8 @@ class FinchPolicy final : public Policy {
       fail("finch compresses once, at the end of the question: run it with --mode prefill_end");
   }
 
-  // The forward that ends with the question (kvpress's one-shot press) leaves the observation; later ones add none.
+  // The forward that ends with the question (kvpress's one-shot press) leaves the observation; later ones add none
+  // (it scores once: --mode prefill_end).
   void observe(const ForwardResult& step, const KvCache&) override {
     const int64_t T = step.attention.front().size(2);
     if (!mass_.empty() || T < window_) return;
@@ -63,7 +64,6 @@ class FinchPolicy final : public Policy {
     });
   }
 
-  void on_compact(const at::Tensor&) override { mass_.clear(); }
   void reset() override { mass_.clear(); }
 
  private:

@@ -88,30 +88,31 @@ class KvzapPolicy final : public Policy {
            c.num_kv_heads, c.num_layers);
   }
 
-  // Each fed token's scores, by position: [B, KV, tokens fed] per layer.
+  // Each forward's scores of its tokens [B, KV, T] per layer, in order: together, each fed token's by position.
   void observe(const ForwardResult& step, const KvCache&) override {
     if (fed_.empty()) fed_.resize(step.attention_inputs.size());
-    for (size_t l = 0; l < step.attention_inputs.size(); ++l) {
-      const at::Tensor scores = surrogates_.layers[l](step.attention_inputs[l]).transpose(1, 2);
-      fed_[l] = fed_[l].defined() ? at::cat({fed_[l], scores.to(fed_[l].device())}, 2) : scores;
-    }
+    for (size_t l = 0; l < step.attention_inputs.size(); ++l)
+      fed_[l].push_back(surrogates_.layers[l](step.attention_inputs[l]).transpose(1, 2));
   }
 
   at::Tensor score(const ScoringContext& context) override {
     return score_each_layer(context.cache, [&](int64_t layer, const at::Tensor& positions) {
-      const at::Tensor& fed = fed_.at(layer);  // [B, KV, fed]
+      std::vector<at::Tensor>& steps = fed_.at(layer);
+      steps = {at::cat(steps, 2)};  // [B, KV, tokens fed]; joined once per refresh, not at every step
+      const at::Tensor& fed = steps.front();
       return fed.gather(2, positions.clamp_min(0).to(fed.device())).masked_fill(positions.lt(0).to(fed.device()), 0);
     });
   }
 
   void expand_batch(int64_t batch) override {
-    for (at::Tensor& scores : fed_) scores = scores.expand({batch, scores.size(1), scores.size(2)}).contiguous();
+    for (auto& steps : fed_)
+      for (at::Tensor& scores : steps) scores = scores.expand({batch, scores.size(1), scores.size(2)}).contiguous();
   }
   void reset() override { fed_.clear(); }
 
  private:
   Surrogates surrogates_;
-  std::vector<at::Tensor> fed_;
+  std::vector<std::vector<at::Tensor>> fed_;  // per layer, the forwards' scores in order
 };
 
 }  // namespace

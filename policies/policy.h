@@ -73,6 +73,9 @@ struct KeepRule {
   bool rerotate = false;
 };
 
+// Whether a refresh rerotates the kept keys: the policy's rule or the job's --rerotate-keys.
+inline bool rerotates(const KeepRule& rule, const CacheBudget& budget) { return rule.rerotate || budget.rerotate; }
+
 // Text-level stop (stop strings, a complete \boxed{}): called with a rollout's tokens so far.
 using StopCheck = std::function<bool(int64_t rollout, const std::vector<int64_t>& generated)>;
 

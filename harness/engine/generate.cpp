@@ -105,9 +105,9 @@ void validate(const GenerationSettings& s, int64_t prompt_length, const Policy& 
   if (rule.recent > b.J)
     fail("policy {} always keeps the newest {} entries, more than J ({})", policy.name(), rule.recent, b.J);
   // Positions move once, after the one compression, and every row must keep as many entries.
-  if ((rule.rerotate || b.rerotate) && s.shadow_full)
+  if (rerotates(rule, b) && s.shadow_full)
     fail("--shadow full compares with a twin at the original positions, which key rerotation moves");
-  if ((rule.rerotate || b.rerotate) && (b.mode != CacheBudget::Mode::PrefillEnd || b.ragged))
+  if (rerotates(rule, b) && (b.mode != CacheBudget::Mode::PrefillEnd || b.ragged))
     fail("key rerotation ({}) needs --mode prefill_end and an allocator that keeps as many entries in every layer "
          "and head (uniform)",
          b.rerotate ? "--rerotate-keys" : "policy " + policy.name());

@@ -75,7 +75,7 @@ void compact(const Model& model, const RefreshJob& job, const at::Tensor& scores
     job.cache.compact(keep);
   job.policy.on_compact(keep);
   record.kept_positions = snapshot(job.cache.all_positions(), at::kLong);
-  record.rerotated = rule.rerotate || job.budget.rerotate;
+  record.rerotated = rerotates(rule, job.budget);
   if (record.rerotated) rerotate_keys(model, job.cache);
   record.compaction_ms = ms_since(start);
   record.size_after = job.cache.size();

@@ -6,7 +6,6 @@
 // not for those that read the others (keydiff's mean key, snapkv's window).
 // Knob length (1..1048576, default 1024), e.g. --policy knorm --allocator chunk:length=512.
 #include <algorithm>
-#include <limits>
 #include <memory>
 
 #include "common/spec.h"
@@ -49,12 +48,7 @@ class ChunkAllocator final : public Allocator {
     const int64_t c = scores.size(-1);
     const int64_t share = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(c) * (1 - ratio)));
     const at::Tensor protected_count = held.logical_and(candidates.logical_not()).sum(-1, true);
-    const at::Tensor take = (share - protected_count).clamp_min(0);  // [B, KV, 1]
-    const double worst = keep_lowest ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
-    const at::Tensor ranked = scores.to(at::kDouble).masked_fill(candidates.logical_not(), worst);
-    const at::Tensor order = std::get<1>(ranked.sort(/*stable=*/true, -1, /*descending=*/!keep_lowest));
-    const at::Tensor rank = at::empty_like(order).scatter_(-1, order, at::arange(c, order.options()).expand_as(order).contiguous());
-    return candidates.logical_and(rank.lt(take));
+    return best_candidates(scores, candidates, (share - protected_count).clamp_min(0), keep_lowest);
   }
 
   int64_t length_;

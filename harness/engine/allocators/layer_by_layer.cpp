@@ -65,15 +65,26 @@ at::Tensor keep_by_layer_budgets(const at::Tensor& scores, const KvCache& cache,
                              });
 }
 
-// Candidates ranked by score (best first, ties to the earlier slot), then every non-candidate: two stable
-// sorts make that order, by score, then by candidacy.
-at::Tensor best_candidates(const at::Tensor& scores, const at::Tensor& candidates, int64_t take, bool keep_lowest) {
+namespace {
+// Each entry's rank among its row's [..., n]: candidates by score (best first, ties to the earlier slot), then every
+// non-candidate. Two stable sorts make that order, by score, then by candidacy.
+at::Tensor candidate_ranks(const at::Tensor& scores, const at::Tensor& candidates, bool keep_lowest) {
   const at::Tensor by_score = std::get<1>(scores.to(at::kDouble).sort(/*stable=*/true, -1, /*descending=*/!keep_lowest));
   const at::Tensor candidate_first = candidates.gather(-1, by_score).to(at::kInt);
   const at::Tensor order = by_score.gather(-1, std::get<1>(candidate_first.sort(/*stable=*/true, -1, /*descending=*/true)));
   at::Tensor rank = at::empty_like(order);
   rank.scatter_(-1, order, at::arange(order.size(-1), order.options()).expand_as(order).contiguous());
-  return candidates.logical_and(rank.lt(take));
+  return rank;
+}
+}  // namespace
+
+at::Tensor best_candidates(const at::Tensor& scores, const at::Tensor& candidates, int64_t take, bool keep_lowest) {
+  return candidates.logical_and(candidate_ranks(scores, candidates, keep_lowest).lt(take));
+}
+
+at::Tensor best_candidates(const at::Tensor& scores, const at::Tensor& candidates, const at::Tensor& take,
+                           bool keep_lowest) {
+  return candidates.logical_and(candidate_ranks(scores, candidates, keep_lowest).lt(take));
 }
 
 std::vector<int64_t> whole_budgets(const std::vector<double>& exact, int64_t total) {

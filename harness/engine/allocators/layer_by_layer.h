@@ -29,6 +29,9 @@ at::Tensor keep_by_layer_budgets(const at::Tensor& scores, const KvCache& cache,
 // The `take` best candidates of each row of scores [..., n] as a mask (best first by rule.keep_lowest,
 // ties to the earlier slot, as select_keep).
 at::Tensor best_candidates(const at::Tensor& scores, const at::Tensor& candidates, int64_t take, bool keep_lowest);
+// The same with a take of each row's own: `take` [..., 1].
+at::Tensor best_candidates(const at::Tensor& scores, const at::Tensor& candidates, const at::Tensor& take,
+                           bool keep_lowest);
 
 // Exact shares rounded to whole budgets summing to `total` (the shares' sum): each rounded down, then the
 // missing units one each to the largest fractional parts (ties: the lower index).
