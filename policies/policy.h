@@ -33,9 +33,10 @@ struct CacheBudget {
   enum class Mode { Chunked, PrefillEnd } mode = Mode::Chunked;
   // How J is spread over layers and KV heads: an allocator's name (engine/allocators/registry.cpp), and
   // whether it gives layers and heads sizes of their own (then scores are [B, L, KV, N] of a ragged cache).
-  // resolve_budget (run/job.h) sets both from the allocator; a policy reads only `ragged`.
+  // resolve_budget (run/job.h) sets these from the allocator; a policy reads only `ragged`.
   std::string allocator = "uniform";  // the allocator's spec, knobs included ("pyramid:ratio=3")
   bool ragged = false;
+  bool own_budget = false;  // the allocator keeps by a rule of its own, J is 0 (Allocator::own_budget)
   bool rerotate = false;  // --rerotate-keys: KeepRule::rerotate for any policy
 };
 

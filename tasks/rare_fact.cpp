@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <sstream>
 
 #include "common/error.h"
 #include "common/spec.h"
@@ -110,24 +109,6 @@ Sample generate_sample(const RareFactSpec& spec, int index) {
   return sample;
 }
 
-std::vector<double> fractions(const std::string& value, const std::string& spec) {
-  std::vector<double> result;
-  std::istringstream items(value);
-  for (std::string item; std::getline(items, item, '+');) {
-    try {
-      std::size_t used = 0;
-      const double fraction = std::stod(item, &used);
-      if (used == item.size() && fraction >= 0.0 && fraction <= 1.0) {
-        result.push_back(fraction);
-        continue;
-      }
-    } catch (const std::exception&) {
-    }
-    fail("rare-fact spec \"{}\": positions must be fractions in [0, 1] joined by '+', got \"{}\"", spec, item);
-  }
-  return result;
-}
-
 // The four-digit numbers of `text`, in order.
 std::vector<std::string> four_digit_numbers(std::string_view text) {
   std::vector<std::string> numbers;
@@ -209,7 +190,7 @@ RareFactSpec parse_rare_fact_spec(const std::string& text) {
   spec.samples = static_cast<int>(generated.samples);
   spec.words = items.integer("words", spec.words, 1, kMostPerSpec);
   spec.facts = items.integer("facts", spec.facts, 1, kMostPerSpec);
-  if (const auto positions = items.text("positions")) spec.positions = fractions(*positions, text);
+  if (const auto positions = items.text("positions")) spec.positions = number_list(*positions, '+', 0, 1, fmt::format("rare-fact spec \"{}\": positions", text));
   items.check_all_read();
   if (!spec.positions.empty() && static_cast<int>(spec.positions.size()) != spec.facts)
     fail("rare-fact spec \"{}\": {} positions for {} facts", text, spec.positions.size(), spec.facts);

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -23,11 +24,14 @@ struct ListOptions {
   bool json = false;
 };
 
-// A knob list for a table cell: `window=64`, `kernel=5` (defaults), or — for none.
+// A knob list for a table cell: `window=64`, `kernel=5` (defaults), `threshold` (required: no default), or —
+// for none.
 std::string knobs_text(const nlohmann::json& knobs) {
   std::vector<std::string> cells;
-  for (const auto& [key, value] : knobs.items())
-    cells.push_back(fmt::format("`{}={}`", key, knob_text(value)));
+  for (const auto& [key, value] : knobs.items()) {
+    const bool required = (value.is_number_float() && std::isnan(value.get<double>())) || value == "";
+    cells.push_back(required ? fmt::format("`{}` (required)", key) : fmt::format("`{}={}`", key, knob_text(value)));
+  }
   return cells.empty() ? "—" : fmt::format("{}", fmt::join(cells, ", "));
 }
 

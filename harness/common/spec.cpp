@@ -115,6 +115,19 @@ std::string SpecItems::choice(const std::string& key, const std::string& fallbac
                            });
 }
 
+std::vector<double> number_list(const std::string& text, char separator, double min, double max,
+                                const std::string& what) {
+  std::vector<double> numbers;
+  std::istringstream items(text);
+  for (std::string item; std::getline(items, item, separator);) {
+    const auto value = parsed_in_full<double>(item, to_real);
+    if (!value || !(*value >= min && *value <= max))
+      fail("{} must be numbers in {:g}..{:g} joined by '{}' (got \"{}\")", what, min, max, separator, item);
+    numbers.push_back(*value);
+  }
+  return numbers;
+}
+
 std::string knob_text(const nlohmann::json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_number_float()) return fmt::format("{}", value.get<double>());

@@ -71,6 +71,11 @@ class SpecItems {
 // A knob's value as a spec writes it: text as is, numbers shortest (3, not 3.0), booleans true/false.
 std::string knob_text(const nlohmann::json& value);
 
+// The numbers of a knob's value that lists several, joined by `separator` ("0.25+0.5", "0.2/0.8"), each in
+// [min, max]; kvbench::Error "<what> must be numbers in min..max joined by '<separator>'" naming the item that is not.
+std::vector<double> number_list(const std::string& text, char separator, double min, double max,
+                                const std::string& what);
+
 struct Spec {
   std::string name;
   SpecItems items;

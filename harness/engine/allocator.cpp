@@ -46,6 +46,10 @@ void validate_allocator(const CacheBudget& budget, const PhraseRules& phrase, co
   if (policy.score_kind() < allocator.needs())
     fail("allocator {} {}; {} scores tokens (use allocator {})", allocator.name(), allocator.summary(), policy.name(),
          allocators_where([&](const Allocator& a) { return a.needs() <= policy.score_kind(); }));
+  if (rerotates(policy.keep_rule(budget), budget) && !allocator.equal_rows())
+    fail("key rerotation ({}) needs an allocator that keeps as many entries in every layer and head ({})",
+         budget.rerotate ? "--rerotate-keys" : "policy " + policy.name(),
+         allocators_where([](const Allocator& a) { return a.equal_rows(); }));
   allocator.check_budget(budget, policy.keep_rule(budget), config.num_layers);
 }
 

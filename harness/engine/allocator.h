@@ -35,12 +35,18 @@ class Allocator {
   // Layers and heads get sizes of their own: the cache becomes ragged (cache/kv_cache.h) and really holds
   // less where the budget is smaller; scores are then [B, L, KV, N] (CacheBudget::ragged).
   virtual bool ragged() const { return true; }
+  // Every (layer, KV head) row keeps as many entries (what key rerotation needs), as any allocator that is not
+  // ragged does.
+  virtual bool equal_rows() const { return !ragged(); }
+  // Keeps by a rule of its own (dms's score threshold, layers' ratios) rather than J: a job gives no J, and every
+  // refresh point refreshes (CacheBudget::own_budget).
+  virtual bool own_budget() const { return false; }
   // Throws kvbench::Error when `budget` leaves a layer of a `layers`-layer model below `rule`'s protected entries.
   virtual void check_budget(const CacheBudget& budget, const KeepRule& rule, int64_t layers) const {}
-  // The slots a refresh keeps, from the policy's scores over `cache` (undefined when it keeps by position):
-  // [B, M] or [B, KV, M] (rule.granularity) of a uniform cache; of a ragged one [B, L, KV, M], each row
-  // ascending then -1 padding (KvCache::compact_ragged).
-  virtual at::Tensor keep(const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
+  // The slots a refresh keeps, from the policy's scores over `cache` (undefined when it keeps by position) of
+  // `model` (whose weights an allocator may weigh entries by: critical): [B, M] or [B, KV, M] (rule.granularity) of
+  // a uniform cache; of a ragged one [B, L, KV, M], each row ascending then -1 padding (KvCache::compact_ragged).
+  virtual at::Tensor keep(const Model& model, const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
                           const KeepRule& rule) const = 0;
 
   // The spec this instance was made from, in normal form (knobs at their defaults left out), and every knob's

@@ -96,21 +96,21 @@ void validate(const GenerationSettings& s, int64_t prompt_length, const Policy& 
   if (policy.needs().tokenizer && !s.tokenizer)
     fail("policy {} writes prompts of its own: it needs the job's tokenizer", policy.name());
   validate(s.phrase);
-  if (b.J <= 0) fail("J (cache budget) must be positive (got {})", b.J);
   if (b.recent < 0 || b.frozen < 0 || b.min_gap < 0) fail("recent, frozen and min-gap must not be negative");
-  if (b.recent >= b.J) fail("recent window ({}) must be smaller than J ({})", b.recent, b.J);
   if (b.frozen >= prompt_length)
     fail("frozen prefix ({}) must be shorter than the prompt ({} tokens)", b.frozen, prompt_length);
   const KeepRule rule = policy.keep_rule(b);
-  if (rule.recent > b.J)
-    fail("policy {} always keeps the newest {} entries, more than J ({})", policy.name(), rule.recent, b.J);
-  // Positions move once, after the one compression, and every row must keep as many entries.
+  if (!b.own_budget) {
+    if (b.J <= 0) fail("J (cache budget) must be positive (got {})", b.J);
+    if (b.recent >= b.J) fail("recent window ({}) must be smaller than J ({})", b.recent, b.J);
+    if (rule.recent > b.J)
+      fail("policy {} always keeps the newest {} entries, more than J ({})", policy.name(), rule.recent, b.J);
+  }
+  // Positions move once, after the one compression (every row keeping as many entries: validate_allocator).
   if (rerotates(rule, b) && s.shadow_full)
     fail("--shadow full compares with a twin at the original positions, which key rerotation moves");
-  if (rerotates(rule, b) && (b.mode != CacheBudget::Mode::PrefillEnd || b.ragged))
-    fail("key rerotation ({}) needs --mode prefill_end and an allocator that keeps as many entries in every layer "
-         "and head (uniform)",
-         b.rerotate ? "--rerotate-keys" : "policy " + policy.name());
+  if (rerotates(rule, b) && b.mode != CacheBudget::Mode::PrefillEnd)
+    fail("key rerotation ({}) needs --mode prefill_end", b.rerotate ? "--rerotate-keys" : "policy " + policy.name());
 }
 
 namespace {
@@ -253,7 +253,7 @@ bool SampleGeneration::observe_step(const ForwardResult& step) {
     observe(step);
     if (!policy_.evicts() || !prefill_refresh_point()) return false;
     const CacheBudget& budget = settings_.budget;
-    if (cache_.size() > budget.J + budget.frozen) return true;
+    if (budget.own_budget || cache_.size() > budget.J + budget.frozen) return true;
     // Within budget nothing is evicted, but an accumulating policy (h2o) still scores, as the paper's hook does.
     if (policy_.needs().every_refresh_point) policy_.score({model_, cache_, budget});
     return false;

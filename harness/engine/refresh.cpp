@@ -66,7 +66,7 @@ void compact(const Model& model, const RefreshJob& job, const at::Tensor& scores
   // Phrase rules meet only allocators that are not ragged (validate_allocator); inactive, they change nothing.
   const at::Tensor ranked =
       ranking_scores(scores, record.candidates_begin, record.candidates_end, job.phrase, rule.keep_lowest);
-  const at::Tensor keep = find_allocator(job.budget.allocator).keep(ranked, job.cache, job.budget, rule);
+  const at::Tensor keep = find_allocator(job.budget.allocator).keep(model, ranked, job.cache, job.budget, rule);
   if (job.budget.ragged)
     job.cache.compact_ragged(keep);
   else if (rule.granularity == Granularity::PerKvHead)

@@ -90,9 +90,16 @@ CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t
       fail("frozen must be a token count or `auto` (got \"{}\")", spec.frozen);
     }
   }
-  if (policy.evicts() && J <= 0)
+  const Allocator& allocator = find_allocator(spec.allocator);
+  b.own_budget = allocator.own_budget();
+  if (b.own_budget && spec.J.is_set())
+    fail("allocator {} keeps by a rule of its own, not J: drop --J ({})", allocator.name(), spec.J.text());
+  if (policy.evicts() && J <= 0 && !b.own_budget)
     fail("policy {} needs a cache budget: pass --J N (N > 0) or --J ratio:R", policy.name());
   if (spec.h < 0) fail("h must be positive (got {})", spec.h);
+  if (b.own_budget && spec.mode == "chunked" && spec.h == 0)
+    fail("allocator {} keeps by a rule of its own, with no J to take h from: give --mode prefill_end (one refresh, at "
+         "the prompt's end) or --h (--mode chunked: a refresh every h tokens)", allocator.name());
   // Without a budget (full) nothing is refreshed, so the prompt is prefilled in one pass.
   b.h = spec.h > 0 ? spec.h : (J > 0 ? default_h(J) : std::numeric_limits<int32_t>::max());
   b.recent = spec.recent >= 0 ? spec.recent : policy.default_recent(b.J);
@@ -102,7 +109,7 @@ CacheBudget resolve_budget(const BudgetSpec& spec, const Policy& policy, int64_t
     fail("mode must be chunked or prefill_end (got \"{}\")", spec.mode);
   b.mode = spec.mode == "chunked" ? CacheBudget::Mode::Chunked : CacheBudget::Mode::PrefillEnd;
   b.allocator = spec.allocator;
-  b.ragged = find_allocator(spec.allocator).ragged();
+  b.ragged = allocator.ragged();
   b.rerotate = spec.rerotate_keys;
   return b;
 }

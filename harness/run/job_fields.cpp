@@ -118,7 +118,9 @@ const std::vector<JobField>& job_fields() {
             &J::compress_questions),
       field("policy", Written::always, "Eviction policy (see `kvbench generate --help` for the list)", &J::policy),
       // J's two forms: the token count here (0 for a ratio budget), the ratio in the next field.
-      {"J", Written::always, "Cache budget J: entries kept by a refresh (besides the frozen prefix)",
+      {"J", Written::always,
+       "Cache budget J: entries kept by a refresh (besides the frozen prefix); none with an allocator that keeps by a "
+       "rule of its own (dms's threshold, layers' ratios)",
        [](const JobConfig& job) { return json(job.budget.J.token_count()); },
        [](const json& value, JobConfig& job) {
          if (!job.budget.J.is_ratio()) job.budget.J = BudgetJ::tokens(value.get<int64_t>());
@@ -159,13 +161,14 @@ const std::vector<JobField>& job_fields() {
                {"chunked", "prefill_end"}),
       // Only when not uniform: every job from before allocators keeps its identity, file name and resume key.
       field("allocator", Written::unless_default,
-            "How J is spread over layers and KV heads: an allocator, with knobs as a policy's (pyramid:ratio=3, "
-            "ada:safeguard=0.2)",
+            "How J is spread over layers and KV heads, or what keeps in its place (dms, layers): an allocator, with "
+            "knobs as a policy's (pyramid:ratio=3, ada:safeguard=0.2)",
             &J::budget, &B::allocator),
       field("rerotate_keys", Written::unless_default,
             "After the compression each layer and head's kept keys move to the positions 0, 1, ... in order, and the "
             "tokens after them follow at the next positions (kvpress's KeyRerotationPress around any policy; finch "
-            "does it by itself). Needs --mode prefill_end and the uniform allocator",
+            "does it by itself). Needs --mode prefill_end and an allocator that keeps as many entries in every layer "
+            "and head (uniform, chunk, critical)",
             &J::budget, &B::rerotate_keys),
       field("smooth", Written::always,
             "Phrase-level scores: before ranking, each candidate's score becomes the mean over a centred window of "

@@ -169,7 +169,8 @@ void check_cache_fits(const ResolvedJob& job, const Policy& policy, const Genera
   const ModelConfig& c = model.config();
   const CacheBudget& budget = settings.budget;
   const int64_t longest = prompt_tokens + settings.max_new_tokens;
-  const int64_t tokens = (policy.evicts() ? std::min(longest, budget.frozen + budget.J + budget.h) : longest) +
+  const bool bounded = policy.evicts() && !budget.own_budget;
+  const int64_t tokens = (bounded ? std::min(longest, budget.frozen + budget.J + budget.h) : longest) +
                          (job.shadow_full() ? longest : 0);  // the shadow's full cache
   const int64_t element_bytes = job.dtype == "float32" ? 4 : 2;
   const double bytes = 2.0 * static_cast<double>(c.num_layers * c.num_kv_heads * c.head_dim * element_bytes) *

@@ -5,6 +5,8 @@
 #include <map>
 #include <random>
 
+#include <fmt/format.h>
+
 #include "common/error.h"
 #include "engine/allocator.h"
 #include "engine/generate.h"
@@ -85,7 +87,10 @@ Trial prefill_trial(std::mt19937& rng, const std::vector<std::string>& policies)
   b.h = pick(0, 4) == 0 ? pick(65, 100) : pick(1, 12);
   const std::vector<std::string> allocators = allocator_names();
   b.allocator = allocators[pick(0, allocators.size() - 1)];
+  // dms needs its threshold (and then keeps by it, not J); layers needs a ratio per layer and is drawn again.
+  if (b.allocator == "dms") b.allocator = fmt::format("dms:threshold={},window={}", -pick(0, 20), pick(0, 32));
   b.ragged = find_allocator(b.allocator).ragged();
+  b.own_budget = find_allocator(b.allocator).own_budget();
   t.settings.max_new_tokens = pick(1, 4);
   return t;
 }

@@ -42,6 +42,8 @@ NOT_DEFAULTS = {
     "delimiter_token_id": "FinchPress's delimiter's id, set with the token",
     ("FinchPress", "window_size"): "FinchPress's question length, found at the delimiter (kvbench: the question's tokens)",
     "kvzap_model_name": "KVzapPress's hub name, from the model's name (kvbench: kvzap:model=DIR)",
+    ("DMSPress", "scores_buffer"): "DMSPress's scores of the entries inside its window, set by a forward pass",
+    ("DMSPress", "compression_ratios"): "DMSPress's measured compression per layer, set by a forward pass",
 }
 
 # kvbench knobs with no kvpress parameter: (policy, knob) -> why.
@@ -51,6 +53,7 @@ KVBENCH_ONLY = {
     ("compactor", "seed"): "as leverage's seed",
     ("qfilter", "filters"): "kvpress downloads nthngdy/<model>_qfilt from the hub by the model's name; kvbench reads "
                             "the directory QFilters.save_pretrained writes",
+    ("critical", "ada"): "CriticalKVPress or CriticalAdaKVPress: kvbench's critical is either, by this switch",
     ("duo", "patterns"): "kvpress downloads DuoAttention's attn_patterns for the model; kvbench reads that directory",
     ("kvzap", "model"): "kvpress downloads nvidia/KVzap-<type>-<model> from the hub by the model's name; kvbench reads "
                         "the directory KVzapModel.save_pretrained writes (a linear or MLP one: model_type)",
@@ -137,7 +140,8 @@ PRESSES = {
         ("on_the_fly_scoring", ("fixed", False, "duo, fixed (patterns from a file; kvbench duo-patterns writes them)")),
     ]),
     "FinchPress": ("finch", [
-        ("chunk_length", ("fixed", None, "finch, fixed (one ranking over the whole prompt)")),
+        ("chunk_length", ("fixed", None, "finch with the uniform allocator (one ranking over the whole prompt; "
+                                         "chunk_length=c: --allocator chunk:length=c)")),
         ("normalize_scores", ("knob", "finch", "normalize")),
         ("rerotate_keys", ("knob", "finch", "rerotate")),
     ]),
@@ -146,6 +150,23 @@ PRESSES = {
         ("n_sink", ("field", "sinks")),
         ("kvzip_plus_normalization", ("fixed", False, "kvzip, fixed (KVzip+ not here)")),
         ("chunk_size", ("knob", "kvzip", "chunk")),
+    ]),
+    "DMSPress": ("dms", [
+        ("threshold", ("allocator", "dms", "threshold")),
+        ("sliding_window_size", ("allocator", "dms", "window")),
+        ("decoding", ("fixed", False, "dms with --mode prefill_end (one refresh at the prompt's end)")),
+    ]),
+    "PerLayerCompressionPress": ("layers", [
+        ("compression_ratios", ("allocator", "layers", "ratios")),
+    ]),
+    "CriticalKVPress": ("critical", [
+        ("epsilon", ("allocator", "critical", "epsilon")),
+        ("first_stage_ratio", ("allocator", "critical", "first_stage")),
+    ]),
+    "CriticalAdaKVPress": ("critical", [
+        ("alpha_safeguard", ("allocator", "critical", "safeguard")),
+        ("epsilon", ("allocator", "critical", "epsilon")),
+        ("first_stage_ratio", ("allocator", "critical", "first_stage")),
     ]),
     "KVzapPress": ("kvzap", [
         ("model_type", ("fixed", "mlp", "kvzap:model=DIR, the directory of either type")),
@@ -227,6 +248,8 @@ def kvbench_defaults(binary):
 
 
 def same(a, b):
+    if a is dataclasses.MISSING:  # a field without a default: kvbench's knob must be required too (no value)
+        return b in ("", None)
     if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None or isinstance(a, str):
         return a == b and type(a) is type(b)
     return math.isclose(a, b)
@@ -241,6 +264,10 @@ def main():
     for press_name, (kvbench_name, params) in PRESSES.items():
         press = getattr(kvpress, press_name)
         defaults = {f.name: f.default for f in dataclasses.fields(press)}
+        for name, parameter in inspect.signature(press.__init__).parameters.items():  # a hand-written __init__'s too
+            if name != "self" and name not in defaults:
+                empty = parameter.default is inspect.Parameter.empty
+                defaults[name] = dataclasses.MISSING if empty else parameter.default
         if kvbench_name not in policies and kvbench_name not in allocators:
             problems.append(f"{press_name}: kvbench has no policy or allocator {kvbench_name}")
             continue
@@ -261,7 +288,7 @@ def main():
             else:
                 problems.append(f"{press_name} has no field {name} any more")
                 continue
-            shown = repr(kvpress_value)
+            shown = "(no default: required)" if kvpress_value is dataclasses.MISSING else repr(kvpress_value)
             if (press_name, name) in SPELLING:
                 kvpress_value = SPELLING[(press_name, name)][kvpress_value]
                 shown = f"{shown} (kvbench spells it {kvpress_value!r})"

@@ -7,7 +7,10 @@ kvpress-format rows, the oracle for a kvbench sweep of the same grid (tests/scri
 EVALUATION_DIR: a checkout's evaluation/ directory (evaluate.py, evaluate_registry.py, benchmarks/), run as it is.
 MODEL: an HF directory or a GGUF file, loaded once per attention kind (float32 on the CPU). ROWS: JSON lines in
 kvpress's RULER format (`kvbench datasets export`). CASES: a list of {"press_name" (a PRESS_REGISTRY name),
-"compression_ratio", "query_aware", "max_new_tokens", "output": OUT}. Each case runs evaluate.py's
+"compression_ratio", "query_aware", "max_new_tokens", "output": OUT}, with "threshold" for DMSPress (the registry's
+kvzap_linear and kvzap_mlp) and "surrogates" for KVzapPress: a directory whose kvzap_linear/ and kvzap_mlp/ hold
+seeded random surrogates (written there by reference_press.py's kvzap_surrogates unless present) in place of the
+hub's nvidia/KVzap-*. Each case runs evaluate.py's
 EvaluationRunner.run_evaluation with dataset "ruler" and two things replaced, as no network is here: the dataset
 (load_dataset reads ROWS) and the model pipeline (_setup_model_pipeline builds kvpress's pipeline on MODEL on the
 CPU: eager attention for ObservedAttentionPress as evaluate.py asks, sdpa otherwise, flash-attn being absent).
@@ -65,9 +68,11 @@ def main():
     from benchmarks.ruler.calculate_metrics import calculate_metrics
     from kvpress import FinchPress, ObservedAttentionPress
     from kvpress.presses import kvzip_press
+    from kvpress.presses.kvzap_press import KVzapPress
     from kvpress.pipeline import KVPressTextGenerationPipeline
     from peer_models import load_causal_lm
     from reference_pipeline import load_tokenizer
+    from reference_press import kvzap_surrogates
 
     class Rows:
         def to_pandas(self):
@@ -99,13 +104,22 @@ def main():
         return call(self, *args, **kwargs)
 
     KVPressTextGenerationPipeline.__call__ = reseeded
+    surrogates = {"directory": None}
+
+    def surrogates_init(self, model):  # the case's surrogates, not the hub's
+        self.kvzap_model = kvzap_surrogates(model, os.path.join(surrogates["directory"], f"kvzap_{self.model_type}"),
+                                            self.model_type)
+
+    KVzapPress.post_init_from_model = surrogates_init
     for case in json.load(open(cases_path)):
         with tempfile.TemporaryDirectory() as output_dir:
             config = evaluate.EvaluationConfig(
                 dataset="ruler", model=model_path, device="cpu", press_name=case["press_name"],
                 compression_ratio=case["compression_ratio"], query_aware=case["query_aware"],
-                max_new_tokens=case["max_new_tokens"], output_dir=output_dir, log_level="WARNING")
+                max_new_tokens=case["max_new_tokens"], threshold=case.get("threshold"), output_dir=output_dir,
+                log_level="WARNING")
             reseed["seed"] = case.get("reseed")
+            surrogates["directory"] = case.get("surrogates")
             evaluate.EvaluationRunner(config).run_evaluation()
             predictions = pd.read_csv(glob.glob(f"{output_dir}/**/predictions.csv", recursive=True)[0],
                                       dtype={"predicted_answer": str}, keep_default_na=False)

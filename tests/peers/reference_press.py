@@ -10,7 +10,9 @@ generator is seeded with it before the prefill, for the presses that draw: Lever
 default 0); QFilterPress's "args" may hold "filters": a directory where seeded random filters are saved (unless
 present) and read from, in place of the hub's; DuoAttentionPress's "patterns": a directory for seeded random
 patterns (sink 4, recent 60), in place of DuoAttention's repository; KVzapPress's (also wrapped) "surrogates": a
-directory for a seeded random KVzapModel (hidden_dim 16 for "mlp"), in place of the hub's nvidia/KVzap-*. FinchPress's case has "window": the question's
+directory for a seeded random KVzapModel (hidden_dim 16 for "mlp"), in place of the hub's nvidia/KVzap-*; DMSPress
+wraps its press as the others do, its "args" threshold and sliding_window_size (the case's ratio goes to the inner
+press, which DMSPress never reads). FinchPress's case has "window": the question's
 tokens at the prompt's end, which a delimiter token (an id the prompt lacks) separates from the context as kvpress's
 evaluation inserts it; KVzipPress's has "tokenizer": the GGUF file whose tokenizer (and chat template) it writes its
 reconstruction request with, in place of the hub's. For each,
@@ -47,7 +49,10 @@ from peer_models import gguf_file, load_causal_lm
 # layers of different lengths, for which transformers sizes an eager mask by the first layer.
 # ChunkKVPress refuses attention weights, which eager attention gives.
 # KVzipPress masks entries as AdaKV does; ChunkPress refuses attention weights too.
-SDPA_PRESSES = {"AdaKVPress", "PyramidKVPress", "ChunkKVPress", "ChunkPress", "DuoAttentionPress", "KVzipPress"}
+# DMSPress and CriticalAdaKVPress mask as AdaKV does; PerLayerCompressionPress leaves layers of different lengths as
+# PyramidKV does.
+SDPA_PRESSES = {"AdaKVPress", "PyramidKVPress", "ChunkKVPress", "ChunkPress", "DuoAttentionPress", "KVzipPress",
+                "DMSPress", "PerLayerCompressionPress", "CriticalAdaKVPress"}
 
 
 def load(path, attention):
@@ -124,7 +129,9 @@ def make_press(case, model):
         inner_args = dict(case["inner"]["args"])
         surrogates = {"surrogates": inner_args.pop("surrogates")} if "surrogates" in inner_args else {}
         inner = getattr(kvpress, case["inner"]["press"])(compression_ratio=case["ratio"], **inner_args)
-        return getattr(kvpress, case["press"])(press=with_surrogates(inner, surrogates, model), **args), inner
+        press = getattr(kvpress, case["press"])(press=with_surrogates(inner, surrogates, model), **args)
+        # CriticalKVPress scores (its weighting of the inner press's): the scores its kept set is cut from.
+        return press, press if isinstance(press, kvpress.CriticalKVPress) else inner
     surrogates = {"surrogates": args.pop("surrogates")} if "surrogates" in args else {}
     press = with_surrogates(getattr(kvpress, case["press"])(compression_ratio=case["ratio"], **args), surrogates, model)
     if "window" in case:  # FinchPress: its delimiter, as update_model_and_tokenizer would add it
@@ -137,10 +144,11 @@ def make_press(case, model):
 
 def kept_positions(module, compressed, shape):
     """[KV, M] positions the press keeps in this layer of `shape` (KV, N), ascending (it drops or masks the others)."""
-    if getattr(module, "masked_key_indices", None) is not None:  # AdaKVPress, KVzipPress: (batch, head, position) masked
+    masked = getattr(module, "masked_key_indices", None)  # AdaKVPress, KVzipPress, DMSPress: (batch, head, position)
+    if masked is not None or compressed is None:  # DMSPress leaves a layer it masks nothing of without indices
         kept = torch.ones(shape, dtype=torch.bool)
-        _, heads, positions = module.masked_key_indices
-        kept[heads, positions] = False
+        if masked is not None:
+            kept[masked[1], masked[2]] = False
         return [torch.nonzero(row).flatten().tolist() for row in kept]
     before, after = compressed  # keys [1, KV, N, D] entering and leaving compress()
     kept = []
@@ -152,6 +160,8 @@ def kept_positions(module, compressed, shape):
 
 def run_case(model, case):
     press, scorer = make_press(case, model)
+    if not hasattr(model.config, "head_dim"):  # Critical*Press reads it; Qwen2's config derives it, naming none
+        model.config.head_dim = model.config.hidden_size // model.config.num_attention_heads
     scored, modules, compressed = {}, {}, {}
     if hasattr(scorer, "score"):  # DuoAttentionPress keeps by head, scoring no entry
         score = scorer.score
@@ -165,14 +175,16 @@ def run_case(model, case):
             return scores
 
         scorer.score = recording_score
-    compress = press.compress
+    # PerLayerCompressionPress runs its inner press's hook, which compresses.
+    compressor = scorer if isinstance(press, kvpress.PerLayerCompressionPress) else press
+    compress = compressor.compress
 
     def recording_compress(module, hidden_states, keys, *args, **kwargs):
         kept_keys, values = compress(module, hidden_states, keys, *args, **kwargs)
         modules[module.layer_idx], compressed[module.layer_idx] = module, (keys.clone(), kept_keys.clone())
         return kept_keys, values
 
-    press.compress = recording_compress
+    compressor.compress = recording_compress
     rerotated = {}  # layer → [KV, M] kept positions, which key rerotation changes the keys of
     rerotate = KeyRerotationPress.rerotate_keys
 
@@ -189,6 +201,8 @@ def run_case(model, case):
             compress_post(model)
 
         press.compress_post = recording_compress_post
+        modules.update({l: layer.self_attn for l, layer in enumerate(model.model.layers)})
+    if isinstance(press, kvpress.DMSPress):  # it masks in its forward hook, compressing nothing
         modules.update({l: layer.self_attn for l, layer in enumerate(model.model.layers)})
     torch.manual_seed(case.get("seed", 0))
     prompt = list(case["prompt"])

@@ -109,10 +109,50 @@ story="Once upon a time there was a little cat who liked to play in the garden"
 expect_error "compress-questions" kvbench generate --model "$model" --prompt "$story" --policy finch --J 8 --mode prefill_end
 expect_error "needs --mode prefill_end" kvbench generate --model "$model" --prompt "$story" --policy knorm --J 8 \
   --rerotate-keys true
-expect_error "needs --mode prefill_end" kvbench generate --model "$model" --prompt "$story" --policy knorm --J 8 \
-  --mode prefill_end --rerotate-keys true --allocator ada
+expect_error "as many entries in every layer and head (uniform, chunk" kvbench generate --model "$model" \
+  --prompt "$story" --policy knorm --J 8 --mode prefill_end --rerotate-keys true --allocator ada
 kvbench generate --model "$model" --prompt "$story" --policy knorm --J 8 --mode prefill_end --rerotate-keys true \
   --max-new 4 > /dev/null 2>&1 || fail "knorm with --rerotate-keys at prefill_end"
 kvbench generate --model "$model" --prompt "$story" --policy kvzip --J 8 --mode prefill_end --allocator global \
   --max-new 4 > /dev/null 2>&1 || fail "kvzip with the demo model's tokenizer"
+# dms keeps by threshold, without J: each row keeps its newest `window` entries and every other scoring at least the
+# threshold (recomputed here from the refresh's recorded scores).
+expect_error "needs its threshold" kvbench generate --model "$model" --prompt "$story" --policy knorm --allocator dms \
+  --mode prefill_end
+expect_error "drop --J" kvbench generate --model "$model" --prompt "$story" --policy knorm --allocator dms:threshold=-8 \
+  --J 8 --mode prefill_end
+expect_error "or --h" kvbench generate --model "$model" --prompt "$story" --policy knorm --allocator dms:threshold=-8
+kvbench generate --model "$model" --prompt "$story" --policy knorm --allocator dms:threshold=-8,window=4 \
+  --mode prefill_end --max-new 4 --format json > "$work/dms.json" 2>&1 || fail "knorm with dms at prefill_end"
+/usr/bin/python3 - "$work/dms.json" <<'PY' || fail "dms kept other entries than its threshold and window keep"
+import json, sys
+refresh, = json.load(open(sys.argv[1]))["refreshes"]
+positions, kept_any, dropped_any = refresh["positions_before"], False, False
+for layer_kept, layer_scores in zip(refresh["kept_positions"], refresh["scores"]):
+    for kept, scores in zip(layer_kept, layer_scores):
+        window = positions[-4:]
+        wanted = [p for p, s in zip(positions, scores) if p in window or not s < -8]
+        assert sorted(p for p in kept if p >= 0) == wanted, (kept, wanted)
+        kept_any |= len(wanted) > len(window)
+        dropped_any |= len(wanted) < len(positions)
+assert kept_any and dropped_any, "the threshold keeps all or nothing: it tests nothing"
+PY
+# layers: a ratio per layer (the demo model has 2), no J, one compression at the prompt's end; each layer's heads
+# keep ⌊n·(1 − r)⌋ of the n entries (none for r = 1, at least 1 otherwise).
+expect_error "3 ratios for a model of 2 layers" kvbench generate --model "$model" --prompt "$story" --policy knorm \
+  --allocator layers:ratios=0.5/0.25/1 --mode prefill_end
+expect_error "needs --mode prefill_end" kvbench generate --model "$model" --prompt "$story" --policy knorm \
+  --allocator layers:ratios=0.5/0.25 --h 4
+expect_error "numbers in 0..1" kvbench generate --model "$model" --prompt "$story" --policy knorm \
+  --allocator layers:ratios=0.5/x --mode prefill_end
+kvbench generate --model "$model" --prompt "$story" --policy knorm --allocator layers:ratios=0.75/1 \
+  --mode prefill_end --max-new 4 --format json > "$work/layers.json" 2>&1 || fail "knorm with layers at prefill_end"
+/usr/bin/python3 - "$work/layers.json" <<'PY' || fail "layers kept other counts than its ratios give"
+import json, math, sys
+refresh, = json.load(open(sys.argv[1]))["refreshes"]
+n = refresh["size_before"]
+for layer, (rows, ratio) in enumerate(zip(refresh["kept_positions"], [0.75, 1])):
+    wanted = 0 if ratio >= 1 else max(1, math.floor(n * (1 - ratio)))
+    assert all(sum(p >= 0 for p in row) == wanted for row in rows), (layer, rows, wanted)
+PY
 echo "generate_cli: all checks passed"

@@ -8,8 +8,9 @@
 # identical to kvbench's (× 100, rounded to 2 decimals as evaluate.py rounds); per task, metrics.json's score
 # equal to kvbench's mean.
 # Each row runs its own max new tokens on both sides (evaluate.py's max_new_tokens null; kvbench's max_new unset);
-# KVPRESS_EVALUATE_MAX_NEW=N gives both N. A slice by default (7 presses at ratio 0.5, one sample a task);
-# KVPRESS_EVALUATE_FULL=1 runs every press at 0.25, 0.5, 0.75 and 0.875 with two samples a task (KVPRESS_EVALUATE_RATIOS,
+# KVPRESS_EVALUATE_MAX_NEW=N gives both N. A slice by default (7 presses at ratio 0.5 and kvzap_mlp at threshold 0,
+# one sample a task); KVPRESS_EVALUATE_FULL=1 runs every press at 0.25, 0.5, 0.75 and 0.875 (the kvzap ones at
+# thresholds 0, -0.5 and 0.5) with two samples a task (KVPRESS_EVALUATE_RATIOS,
 # KVPRESS_EVALUATE_SAMPLES and KVPRESS_EVALUATE_PRESSES, registry names comma-separated, override them), and prints the
 # table.
 set -uo pipefail
@@ -64,7 +65,12 @@ PRESSES = {  # name: (kvbench fields, query_aware, reseed)
     "kvzip": ({"policy": "kvzip", "allocator": "global"}, False, None),
     "finch": ({"policy": "finch"}, True, None),
 }
-slice_ = sys.argv[6].split(",") if sys.argv[6] else ["knorm", "snapkv", "lagkv", "compactor", "chunkkv", "kvzip", "finch"]
+# DMSPress(KVzapPress): kept by a score threshold, not a ratio. Seeded random surrogates (reference_press.py's,
+# written by the peer's run), whose scores lie around 0, in place of the hub's.
+THRESHOLD_PRESSES = {name: f"kvzap:model={work}/kvzap/{name}" for name in ("kvzap_linear", "kvzap_mlp")}
+thresholds = [0.0, -0.5, 0.5] if full else [0.0]
+slice_ = sys.argv[6].split(",") if sys.argv[6] else ["knorm", "snapkv", "lagkv", "compactor", "chunkkv", "kvzip", "finch",
+                                                     "kvzap_mlp"]
 ratios = [float(r) for r in sys.argv[5].split(",")] if sys.argv[5] else [0.25, 0.5, 0.75, 0.875] if full else [0.5]
 cases, parts = [], [{"grid": {"policy": ["full"]}}]
 cases.append({"press_name": "no_press", "compression_ratio": 0.0, "query_aware": False, "max_new_tokens": max_new,
@@ -83,6 +89,15 @@ for name, (fields, query_aware, reseed) in PRESSES.items():
         if reseed is not None:
             case["reseed"] = reseed
         cases.append(case)
+for name, policy in THRESHOLD_PRESSES.items():
+    if (not full or sys.argv[6]) and name not in slice_:
+        continue
+    allocators = [f"dms:threshold={t:g}" for t in thresholds]
+    parts.append({"grid": {"policy": [policy], "allocator": allocators}})
+    for t, allocator in zip(thresholds, allocators):
+        cases.append({"press_name": name, "compression_ratio": 0.0, "threshold": t, "surrogates": f"{work}/kvzap",
+                      "query_aware": False, "max_new_tokens": max_new, "output": f"{work}/peer-{name}-{t:g}.json",
+                      "kvbench": {"policy": policy, "allocator": allocator, "ratio": 0}})
 json.dump(cases, open(f"{work}/cases.json", "w"), indent=1)
 base = {"model": gguf, "task": "ruler", "data": f"{work}/rows.jsonl", "prompt_mode": "chat", "pipeline": "kvpress",
         "mode": "prefill_end", "max_new": max_new or 0, "temperature": 0, "rollouts": 1}
@@ -90,12 +105,13 @@ for i, part in enumerate(parts):  # one sweep a part: its own fields on top of t
     json.dump({"output_dir": f"{work}/kvbench/{i}", "base": dict(base, **part.get("base", {})), "grid": part["grid"]},
               open(f"{work}/sweep-{i}.json", "w"), indent=1)
 PY
-for config in "$work"/sweep-*.json; do
-  kvbench sweep --config "$config" --quiet > "$work/sweep.log" 2>&1 || { tail -20 "$work/sweep.log"; fail "kvbench sweep $config"; }
-done
+# kvpress first: it writes the KVzap surrogates that kvbench's sweep reads.
 HF_HUB_DISABLE_PROGRESS_BARS=1 TRANSFORMERS_VERBOSITY=error TQDM_DISABLE=1 \
   "$peer_python" "$source_dir/tests/peers/reference_evaluate.py" "$KVPRESS_EVALUATION" "$gguf" "$work/rows.jsonl" \
   "$work/cases.json" > "$work/peer.log" 2>&1 || { tail -30 "$work/peer.log"; fail "kvpress's evaluate.py"; }
+for config in "$work"/sweep-*.json; do
+  kvbench sweep --config "$config" --quiet > "$work/sweep.log" 2>&1 || { tail -20 "$work/sweep.log"; fail "kvbench sweep $config"; }
+done
 
 /usr/bin/python3 - "$work" <<'PY' || fail "kvbench's sweep differs from kvpress's evaluate.py (above)"
 import glob, json, sys
@@ -136,8 +152,8 @@ for case in json.load(open(f"{work}/cases.json")):
                             f"{sum(mean) / len(mean):.2f} vs metrics.json {metric['string_match']}")
     aware = ", query-aware" if case["query_aware"] else ""
     table.append(f"| {case['press_name']}{aware} | {' '.join(f'{a}={b}' for a, b in k.items())} | "
-                 f"{case['compression_ratio']} | {len(order)} | {same_pred} | {same_score} |")
-print("| kvpress press | kvbench job | ratio | samples | predictions equal | scores equal |\n|---|---|---|---|---|---|")
+                 f"{case.get('threshold', case['compression_ratio'])} | {len(order)} | {same_pred} | {same_score} |")
+print("| kvpress press | kvbench job | ratio (threshold) | samples | predictions equal | scores equal |\n|---|---|---|---|---|---|")
 print("\n".join(table))
 for problem in problems:
     print("  " + problem)

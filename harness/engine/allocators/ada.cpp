@@ -25,7 +25,7 @@ class AdaAllocator final : public Allocator {
            "head's best `safeguard` share first (Ada-KV)";
   }
   ScoreKind needs() const override { return ScoreKind::PerKvHead; }
-  at::Tensor keep(const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
+  at::Tensor keep(const Model&, const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
                   const KeepRule& rule) const override {
     const int64_t per_head = std::max<int64_t>(budget.J - rule.sinks - rule.recent, 0);
     return keep_layer_by_layer(scores, cache, budget, rule, name(),

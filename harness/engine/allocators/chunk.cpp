@@ -24,7 +24,8 @@ class ChunkAllocator final : public Allocator {
            "ChunkPress)";
   }
   ScoreKind needs() const override { return ScoreKind::PerToken; }
-  at::Tensor keep(const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
+  bool equal_rows() const override { return true; }  // the same share of every chunk in every row
+  at::Tensor keep(const Model&, const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
                   const KeepRule& rule) const override {
     return keep_layer_by_layer(scores, cache, budget, rule, name(),
                                [&](const at::Tensor& layer_scores, const at::Tensor& candidates, int64_t layer) {

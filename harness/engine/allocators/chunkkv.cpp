@@ -27,7 +27,7 @@ class ChunkKvAllocator final : public Allocator {
            "summed over heads (ChunkKV)";
   }
   ScoreKind needs() const override { return ScoreKind::PerToken; }
-  at::Tensor keep(const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
+  at::Tensor keep(const Model&, const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
                   const KeepRule& rule) const override {
     const int64_t per_head = std::max<int64_t>(budget.J - rule.sinks - rule.recent, 0);
     return keep_layer_by_layer(scores, cache, budget, rule, name(),

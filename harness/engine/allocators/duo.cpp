@@ -62,7 +62,7 @@ class DuoAllocator final : public Allocator {
     if (const auto scores = head_scores(patterns_); static_cast<int64_t>(scores.size()) != layers)
       fail("{}/full_attention_heads.tsv: {} layers, the model has {}", patterns_, scores.size(), layers);
   }
-  at::Tensor keep(const at::Tensor&, const KvCache& cache, const CacheBudget& budget,
+  at::Tensor keep(const Model&, const at::Tensor&, const KvCache& cache, const CacheBudget& budget,
                   const KeepRule& rule) const override {
     const at::Tensor streaming = streaming_heads(cache.num_layers(), cache.keys(0).size(1));  // [L, KV]
     return keep_layer_by_layer(at::Tensor(), cache, budget, rule, name(),

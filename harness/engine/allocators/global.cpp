@@ -21,7 +21,7 @@ class GlobalAllocator final : public Allocator {
            "score low keep less (KVzip)";
   }
   ScoreKind needs() const override { return ScoreKind::PerKvHead; }
-  at::Tensor keep(const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
+  at::Tensor keep(const Model&, const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
                   const KeepRule& rule) const override {
     // First every layer's candidates and scores, then the winners over all of them, handed back layer by layer.
     std::vector<at::Tensor> layer_scores, layer_candidates;

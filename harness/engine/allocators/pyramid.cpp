@@ -46,7 +46,7 @@ class PyramidAllocator final : public Allocator {
   void check_budget(const CacheBudget& budget, const KeepRule& rule, int64_t layers) const override {
     pyramid_budgets(budget.J, layers, ratio_, rule.sinks + rule.recent);
   }
-  at::Tensor keep(const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
+  at::Tensor keep(const Model&, const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
                   const KeepRule& rule) const override {
     return keep_by_layer_budgets(scores, cache, budget, rule, name(),
                                  pyramid_budgets(budget.J, cache.num_layers(), ratio_, rule.sinks + rule.recent));

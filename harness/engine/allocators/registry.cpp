@@ -20,6 +20,9 @@
   X("duo", duo)               \
   X("global", global)         \
   X("chunk", chunk)           \
+  X("dms", dms)               \
+  X("layers", layers)         \
+  X("critical", critical)     \
   /* (one line each, ending in a backslash, before this one) */
 
 namespace kvbench {

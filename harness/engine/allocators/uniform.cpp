@@ -15,7 +15,7 @@ class UniformAllocator final : public Allocator {
   std::string summary() const override { return "J in every layer and KV head"; }
   ScoreKind needs() const override { return ScoreKind::ByPosition; }
   bool ragged() const override { return false; }
-  at::Tensor keep(const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
+  at::Tensor keep(const Model&, const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
                   const KeepRule& rule) const override {
     return select_keep(scores, cache.size(), budget.J, budget.frozen, rule);
   }
