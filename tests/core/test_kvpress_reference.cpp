@@ -356,7 +356,8 @@ void compare_with_kvpress(const std::filesystem::path& model_path, const std::ve
 
 TEST_CASE("Presses at the end of the prompt keep what kvpress keeps (StreamingLLM, Knorm, KeyDiff, SnapKV, "
           "ObservedAttention, TOVA, ExpectedAttention, LagKV, CUR, LeverageScore, NonCausalAttn, Compactor, QFilter, "
-          "AdaKV, PyramidKV, ChunkKV, Chunk, DuoAttention, KVzap, DMS, PerLayerCompression, Finch and KeyRerotation)", "[policy][peers]") {
+          "AdaKV, PyramidKV, ChunkKV, Chunk, DuoAttention, KVzap, DMS, PerLayerCompression, CriticalKV, Finch and "
+          "KeyRerotation)", "[policy][peers]") {
   KVBENCH_REQUIRE_SHARED("models/tinystories-656k");
   if (!peer_available("kvpress")) return;
   const auto model_dir = shared_dir() / "models/tinystories-656k";
