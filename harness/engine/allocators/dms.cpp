@@ -44,12 +44,7 @@ class DmsAllocator final : public Allocator {
   }
 
  private:
-  // [B, KV, n]: the slots holding one of their row's newest `window` entries (padding never counts).
-  at::Tensor in_window(const KvCache& cache, int64_t layer) const {
-    const at::Tensor held = cache.head_positions(layer).ge(0);
-    const at::Tensor index = held.cumsum(-1) - 1;
-    return held.logical_and(index.ge(held.sum(-1, /*keepdim=*/true) - window_));
-  }
+  at::Tensor in_window(const KvCache& cache, int64_t layer) const { return held_at_edges(cache, layer, 0, window_); }
 
   double threshold_;
   int64_t window_;

@@ -14,11 +14,7 @@ namespace {
 // prefix and sinks first, the newest `recent` last, counted over held entries so padding never counts).
 std::pair<at::Tensor, at::Tensor> held_and_protected(const KvCache& cache, int64_t layer, int64_t frozen,
                                                      const KeepRule& rule) {
-  const at::Tensor held = cache.head_positions(layer).ge(0);
-  const at::Tensor index = held.cumsum(-1) - 1;  // each slot's index among the row's entries
-  const at::Tensor count = held.sum(-1, /*keepdim=*/true);
-  const at::Tensor edge = index.lt(frozen + rule.sinks).logical_or(index.ge(count - rule.recent));
-  return {held, held.logical_and(edge)};
+  return {cache.head_positions(layer).ge(0), held_at_edges(cache, layer, frozen + rule.sinks, rule.recent)};
 }
 
 // Kept slots of a mask [B, KV, n]: each row's slots ascending, padded with -1 to the fullest row.
@@ -31,6 +27,13 @@ at::Tensor slots_of(const at::Tensor& keep) {
 }
 
 }  // namespace
+
+at::Tensor held_at_edges(const KvCache& cache, int64_t layer, int64_t first, int64_t last) {
+  const at::Tensor held = cache.head_positions(layer).ge(0);
+  const at::Tensor index = held.cumsum(-1) - 1;  // each slot's index among the row's entries
+  const at::Tensor count = held.sum(-1, /*keepdim=*/true);
+  return held.logical_and(index.lt(first).logical_or(index.ge(count - last)));
+}
 
 at::Tensor keep_layer_by_layer(const at::Tensor& scores, const KvCache& cache, const CacheBudget& budget,
                                const KeepRule& rule, const std::string& allocator, const ChooseCandidates& choose) {

@@ -33,6 +33,10 @@ at::Tensor best_candidates(const at::Tensor& scores, const at::Tensor& candidate
 at::Tensor best_candidates(const at::Tensor& scores, const at::Tensor& candidates, const at::Tensor& take,
                            bool keep_lowest);
 
+// [B, KV, n] of layer `layer`: the slots holding one of their row's `first` oldest or `last` newest entries (counted
+// over the entries the row holds, so padding never counts).
+at::Tensor held_at_edges(const KvCache& cache, int64_t layer, int64_t first, int64_t last);
+
 // Exact shares rounded to whole budgets summing to `total` (the shares' sum): each rounded down, then the
 // missing units one each to the largest fractional parts (ties: the lower index).
 std::vector<int64_t> whole_budgets(const std::vector<double>& exact, int64_t total);
